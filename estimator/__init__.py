@@ -1,0 +1,1 @@
+"""spiralpir estimator: lattice security of LWE / ring-LWE parameter sets, in pure Python."""
