@@ -1,0 +1,269 @@
+// spiralpir/params.hpp — the protocol parameter concept and every derived constant.
+//
+// A parameter type is a plain struct of static constexpr members (generated code writes it,
+// see /work/coord/CONTRACT.md "Protocol params type"):
+//   using ring = <a type with static constexpr poly_len, num_primes, primes[]>;
+//   variant, noise_width, secret_dist, secret_plus, secret_minus, n, nu_1, nu_2, p, q2_bits,
+//   t_gsw, t_conv, t_exp_left, t_exp_right, instances, db_item_size, num_records, record_size.
+// A type derived from such a struct that shadows some members (e.g. nu_1/nu_2/num_records for a
+// CI-sized twin) is a parameter type too: every member is read as P::member, never via a base.
+//
+// Derived<P> holds the derived constants (q, bit widths, gadget bases, q2, item layout, the
+// expansion schedule, exact object sizes) and static_asserts every bound. The formulas are the
+// ones written in runtime/FORMATS.md; the Python optimizer reproduces them byte-exact.
+#pragma once
+
+#include <array>
+#include <bit>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+
+namespace spiralpir {
+
+using u128 = unsigned __int128;
+using i128 = __int128;
+
+/// Members of the SPIRAL family. Only `spiral` is implemented by the server today; the other
+/// variants are accepted by the type system so later stages slot in (issue 8).
+enum class Variant : std::uint8_t { spiral = 0, stream = 1, pack = 2, stream_pack = 3 };
+/// Distribution of the secret key polynomials.
+enum class SecretDist : std::uint8_t { gaussian = 0, ternary = 1, sparse_ternary = 2 };
+
+constexpr const char* variant_name(Variant v) {
+  switch (v) {
+    case Variant::spiral: return "spiral";
+    case Variant::stream: return "stream";
+    case Variant::pack: return "pack";
+    case Variant::stream_pack: return "stream_pack";
+  }
+  return "?";
+}
+constexpr const char* secret_dist_name(SecretDist s) {
+  switch (s) {
+    case SecretDist::gaussian: return "gaussian";
+    case SecretDist::ternary: return "ternary";
+    case SecretDist::sparse_ternary: return "sparse_ternary";
+  }
+  return "?";
+}
+
+template <class P>
+concept SpiralParams = requires {
+  typename P::ring;
+  { P::ring::poly_len } -> std::convertible_to<std::size_t>;
+  { P::ring::num_primes } -> std::convertible_to<std::size_t>;
+  { P::ring::primes[0] } -> std::convertible_to<std::uint64_t>;
+  { P::variant } -> std::convertible_to<Variant>;
+  { P::noise_width } -> std::convertible_to<double>;
+  { P::secret_dist } -> std::convertible_to<SecretDist>;
+  { P::secret_plus } -> std::convertible_to<unsigned>;
+  { P::secret_minus } -> std::convertible_to<unsigned>;
+  { P::n } -> std::convertible_to<unsigned>;
+  { P::nu_1 } -> std::convertible_to<unsigned>;
+  { P::nu_2 } -> std::convertible_to<unsigned>;
+  { P::p } -> std::convertible_to<std::uint64_t>;
+  { P::q2_bits } -> std::convertible_to<unsigned>;
+  { P::t_gsw } -> std::convertible_to<unsigned>;
+  { P::t_conv } -> std::convertible_to<unsigned>;
+  { P::t_exp_left } -> std::convertible_to<unsigned>;
+  { P::t_exp_right } -> std::convertible_to<unsigned>;
+  { P::instances } -> std::convertible_to<std::uint64_t>;
+  { P::db_item_size } -> std::convertible_to<std::uint64_t>;
+  { P::num_records } -> std::convertible_to<std::uint64_t>;
+  { P::record_size } -> std::convertible_to<std::uint64_t>;
+};
+
+namespace detail {
+
+constexpr unsigned bitlen(u128 x) {
+  unsigned b = 0;
+  while (x) { ++b; x >>= 1; }
+  return b;
+}
+constexpr unsigned ceil_log2(std::uint64_t x) {  // smallest k with 2^k >= x (x >= 1)
+  unsigned k = 0;
+  while ((std::uint64_t{1} << k) < x) ++k;
+  return k;
+}
+constexpr std::uint64_t mulmod64(std::uint64_t a, std::uint64_t b, std::uint64_t m) {
+  return static_cast<std::uint64_t>(static_cast<u128>(a) * b % m);
+}
+constexpr std::uint64_t powmod64(std::uint64_t a, std::uint64_t e, std::uint64_t m) {
+  std::uint64_t r = 1 % m;
+  a %= m;
+  while (e) {
+    if (e & 1) r = mulmod64(r, a, m);
+    a = mulmod64(a, a, m);
+    e >>= 1;
+  }
+  return r;
+}
+/// Deterministic Miller-Rabin, exact for all 64-bit inputs.
+constexpr bool is_prime64(std::uint64_t n) {
+  if (n < 2) return false;
+  for (std::uint64_t sp : {2ULL, 3ULL, 5ULL, 7ULL, 11ULL, 13ULL, 17ULL, 19ULL, 23ULL, 29ULL, 31ULL, 37ULL}) {
+    if (n % sp == 0) return n == sp;
+  }
+  std::uint64_t d = n - 1;
+  unsigned s = 0;
+  while ((d & 1) == 0) { d >>= 1; ++s; }
+  for (std::uint64_t a : {2ULL, 3ULL, 5ULL, 7ULL, 11ULL, 13ULL, 17ULL, 19ULL, 23ULL, 29ULL, 31ULL, 37ULL}) {
+    std::uint64_t x = powmod64(a, d, n);
+    if (x == 1 || x == n - 1) continue;
+    bool comp = true;
+    for (unsigned r = 1; r < s; ++r) {
+      x = mulmod64(x, x, n);
+      if (x == n - 1) { comp = false; break; }
+    }
+    if (comp) return false;
+  }
+  return true;
+}
+/// q2 = the largest prime < 2^bits with q2 ≡ 1 (mod 2·poly_len); 0 if none.
+constexpr std::uint64_t find_q2(unsigned bits, std::size_t poly_len) {
+  const std::uint64_t step = 2 * poly_len;
+  const std::uint64_t top = std::uint64_t{1} << bits;
+  if (top <= step + 1) return 0;
+  std::uint64_t c = ((top - 2) / step) * step + 1;  // largest value ≡ 1 mod step below 2^bits
+  for (; c > step; c -= step) {
+    if (is_prime64(c)) return c;
+  }
+  return 0;
+}
+/// Modular inverse of an odd number modulo a u128 modulus (extended Euclid on i128 is enough
+/// for moduli < 2^126).
+constexpr u128 inv_mod_u128(u128 a, u128 m) {
+  i128 t = 0, newt = 1;
+  i128 r = static_cast<i128>(m), newr = static_cast<i128>(a % m);
+  while (newr != 0) {
+    i128 qt = r / newr;
+    i128 tmp = t - qt * newt; t = newt; newt = tmp;
+    tmp = r - qt * newr; r = newr; newr = tmp;
+  }
+  if (t < 0) t += static_cast<i128>(m);
+  return static_cast<u128>(t);
+}
+constexpr std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+
+}  // namespace detail
+
+/// Derived constants of a parameter type. All public members are constexpr.
+template <SpiralParams P>
+struct Derived {
+  using ring = typename P::ring;
+  static constexpr std::size_t d = ring::poly_len;
+  static constexpr std::size_t num_primes = ring::num_primes;
+  static constexpr unsigned n = P::n;
+  static constexpr unsigned nu_1 = P::nu_1;
+  static constexpr unsigned nu_2 = P::nu_2;
+
+  static constexpr u128 compute_q() {
+    u128 q = 1;
+    for (std::size_t i = 0; i < num_primes; ++i) q *= ring::primes[i];
+    return q;
+  }
+  static constexpr u128 q = compute_q();
+  /// q_bits = bitlen(q) = ceil(log2 q) (q is odd, never a power of two).
+  static constexpr unsigned q_bits = detail::bitlen(q);
+  /// Gadget base bits for length t: ceil(q_bits / t) (= ceil(log2(q)/t)).
+  static constexpr unsigned base_bits(unsigned t) { return (q_bits + t - 1) / t; }
+  static constexpr unsigned bits_gsw = base_bits(P::t_gsw);
+  static constexpr unsigned bits_conv = base_bits(P::t_conv);
+  static constexpr unsigned bits_exp_left = base_bits(P::t_exp_left);
+  static constexpr unsigned bits_exp_right = base_bits(P::t_exp_right);
+
+  static constexpr std::uint64_t p = P::p;
+  static constexpr unsigned log2_p = detail::ceil_log2(P::p);
+  static constexpr std::uint64_t q1 = 4 * P::p;
+  static constexpr unsigned q1_bits = log2_p + 2;
+  static constexpr std::uint64_t q2 = detail::find_q2(P::q2_bits, d);
+  /// Δ = floor(q / p)
+  static constexpr u128 delta = q / P::p;
+
+  // ---- item layout ------------------------------------------------------------------------
+  static constexpr std::uint64_t pt_bits = std::uint64_t{n} * n * d * log2_p;  // bits per plaintext
+  static constexpr std::uint64_t item_bits = 8 * P::db_item_size;
+  static constexpr std::uint64_t instances = P::instances;
+  static constexpr std::uint64_t items_per_pt = item_bits <= pt_bits ? pt_bits / item_bits : 1;
+  static constexpr std::uint64_t dim0 = std::uint64_t{1} << nu_1;
+  static constexpr std::uint64_t dim_rest = std::uint64_t{1} << nu_2;
+  static constexpr std::uint64_t num_pts = dim0 * dim_rest;  // plaintexts per instance
+  static constexpr std::uint64_t num_items = num_pts * items_per_pt;  // capacity
+
+  // ---- query expansion schedule -----------------------------------------------------------
+  static constexpr std::uint64_t num_gsw_digits = std::uint64_t{nu_2} * P::t_gsw;
+  /// rounds done on the odd (GSW) branch, round 0 included
+  static constexpr unsigned rounds_right = 1 + (num_gsw_digits > 1 ? detail::ceil_log2(num_gsw_digits) : 0);
+  /// total expansion rounds
+  static constexpr unsigned rounds = (nu_1 + 1 > rounds_right) ? nu_1 + 1 : rounds_right;
+  static constexpr unsigned log2_d = detail::ceil_log2(d);
+
+  // ---- sizes (bytes), see FORMATS.md -------------------------------------------------------
+  static constexpr std::uint64_t header_bytes = 32;
+  static constexpr std::uint64_t seed_bytes = 32;
+  static constexpr std::uint64_t poly_q_bytes = detail::ceil_div(std::uint64_t{d} * q_bits, 8);
+  static constexpr std::uint64_t pp_polys = std::uint64_t{rounds - 1} * P::t_exp_left +
+                                            std::uint64_t{rounds_right} * P::t_exp_right +
+                                            std::uint64_t{n} * n * P::t_conv + std::uint64_t{2} * n * P::t_conv;
+  static constexpr std::uint64_t public_params_bytes =
+      header_bytes + seed_bytes + detail::ceil_div(pp_polys * d * q_bits, 8);
+  static constexpr std::uint64_t query_bytes = header_bytes + seed_bytes + poly_q_bytes;
+  static constexpr std::uint64_t response_payload_bits =
+      instances * d * (std::uint64_t{n} * P::q2_bits + std::uint64_t{n} * n * q1_bits);
+  static constexpr std::uint64_t response_bytes = header_bytes + detail::ceil_div(response_payload_bits, 8);
+  static constexpr std::uint64_t db_words = instances * num_pts * n * n * d * num_primes;  // uint32 each
+  static constexpr std::uint64_t preprocessed_db_bytes = header_bytes + 4 * db_words;
+  static constexpr std::uint64_t client_state_bytes = header_bytes + seed_bytes;
+
+  // ---- lazy reduction bound of the first-dimension kernel ---------------------------------
+  static constexpr std::uint64_t max_prime() {
+    std::uint64_t m = 0;
+    for (std::size_t i = 0; i < num_primes; ++i) m = ring::primes[i] > m ? ring::primes[i] : m;
+    return m;
+  }
+  /// number of products (each < (p_i - 1)^2) that can be added to a value < p_i without
+  /// overflowing a uint64 accumulator
+  static constexpr std::uint64_t lazy_terms =
+      (~std::uint64_t{0} - (max_prime() - 1)) / ((max_prime() - 1) * (max_prime() - 1));
+
+  // ---- checks -------------------------------------------------------------------------------
+  static constexpr bool primes_ok() {
+    for (std::size_t i = 0; i < num_primes; ++i) {
+      const std::uint64_t pi = ring::primes[i];
+      if (pi >= (std::uint64_t{1} << 32) || !detail::is_prime64(pi) || pi % (2 * d) != 1) return false;
+      for (std::size_t j = 0; j < i; ++j)
+        if (ring::primes[j] == pi) return false;
+    }
+    return true;
+  }
+  static_assert(d >= 1024 && d <= 8192 && std::has_single_bit(d), "poly_len must be a power of two in [1024, 8192]");
+  static_assert(num_primes >= 1 && num_primes <= 3, "1..3 CRT primes supported by the protocol layer");
+  static_assert(primes_ok(), "each prime must be < 2^32, prime, distinct and ≡ 1 mod 2*poly_len");
+  static_assert(q_bits <= 100, "q must stay below 2^100 (gadget/CRT arithmetic uses 128-bit integers)");
+  static_assert(P::variant == Variant::spiral, "only Variant::spiral is implemented by this runtime");
+  static_assert(P::noise_width > 0.0 && P::noise_width < 1000.0, "noise_width out of range");
+  static_assert(P::secret_dist != SecretDist::sparse_ternary ||
+                    (P::secret_plus + P::secret_minus > 0 && P::secret_plus + P::secret_minus <= d),
+                "sparse_ternary needs 0 < secret_plus + secret_minus <= poly_len");
+  static_assert(n >= 1 && n <= 8, "n in [1, 8]");
+  static_assert(nu_1 >= 1 && nu_2 <= 20 && nu_1 + nu_2 <= 30, "nu_1 >= 1, nu_1 + nu_2 <= 30");
+  static_assert(P::p >= 2 && std::has_single_bit(static_cast<std::uint64_t>(P::p)) && log2_p <= 16,
+                "p must be a power of two in [2, 2^16]");
+  static_assert(P::q2_bits >= 14 && P::q2_bits <= 32 && q2 != 0, "q2_bits in [14, 32] with an NTT-friendly prime below 2^q2_bits");
+  static_assert(u128{q2} < q && q1 < q2, "need 4p < q2 < q");
+  static_assert(P::t_gsw >= 1 && P::t_conv >= 1 && P::t_exp_left >= 1 && P::t_exp_right >= 1, "gadget lengths >= 1");
+  static_assert(P::t_gsw <= q_bits && P::t_conv <= q_bits && P::t_exp_left <= q_bits && P::t_exp_right <= q_bits,
+                "gadget length larger than log2 q");
+  static_assert(rounds <= log2_d, "query expansion needs at most log2(poly_len) rounds");
+  static_assert(2 * dim0 <= d && 2 * num_gsw_digits <= d, "the query polynomial cannot hold all indices");
+  static_assert(P::db_item_size >= 1, "db_item_size >= 1");
+  static_assert(instances >= 1 && instances * pt_bits >= item_bits &&
+                    (instances == 1 || (instances - 1) * pt_bits < item_bits),
+                "instances must be max(1, ceil(8*db_item_size / plaintext bits))");
+  static_assert(P::record_size >= 1 && P::record_size <= P::db_item_size, "record_size must be in [1, db_item_size]");
+  static_assert(P::num_records >= 1 && P::num_records <= num_items, "num_records exceeds the database capacity");
+  static_assert(lazy_terms >= 1, "first-dimension accumulator bound");
+};
+
+}  // namespace spiralpir
