@@ -1,0 +1,445 @@
+"""Code generation: a resolved parameter set -> a specialized C++ build in ``generated/<name>/``.
+
+This module owns the generator. It validates its inputs strictly (unknown keys are errors),
+computes every derived constant in Python (gadget bases, the CRT constants, NTT root seeds,
+q2, lazy-reduction bounds, the CI-sized twin), and renders the Jinja2 templates in
+``templates/`` with ``StrictUndefined``. Templates hold constants and thin glue only.
+
+Every generated file starts with a banner: generated, do not edit; the exact command that
+reproduces it; the generator version; a hash of the inputs. No dates. Output is
+deterministic, and every file is written atomically (temporary file, then rename), so CI can
+regenerate the checked-in builds and diff them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from spiralpir.optimizer.errors import SpiralpirError
+
+GENERATOR_VERSION = "spiralpir-codegen 1"
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+TEMPLATES_DIR = REPO_ROOT / "templates"
+DEFAULT_OUT = REPO_ROOT / "generated"
+
+NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,47}$")
+
+VARIANTS = {"spiral": "spiral", "stream": "stream", "pack": "pack", "stream_pack": "stream_pack"}
+SECRET_DISTS = {"gaussian", "ternary", "sparse_ternary"}
+
+# The fields of the params struct (CONTRACT.md), in the order the header writes them.
+INT_FIELDS = (
+    "poly_len",
+    "n",
+    "nu_1",
+    "nu_2",
+    "p",
+    "q2_bits",
+    "t_gsw",
+    "t_conv",
+    "t_exp_left",
+    "t_exp_right",
+    "instances",
+    "db_item_size",
+    "num_records",
+    "record_size",
+    "secret_plus",
+    "secret_minus",
+)
+REQUIRED_FIELDS = set(INT_FIELDS) | {"moduli", "variant", "noise_width", "secret_dist"}
+
+# CI-sized twin: the same parameters with a smaller hypercube, so CI answers real queries fast.
+CI_MAX_NU_1 = 4
+CI_MAX_NU_2 = 2
+
+# Files rendered from templates: output name -> template name.
+TEMPLATE_FILES = {
+    "params.hpp": "params.hpp.j2",
+    "instance.cpp": "instance.cpp.j2",
+    "instance_ci.cpp": "instance_ci.cpp.j2",
+    "bench.cpp": "bench.cpp.j2",
+    "bench_ci.cpp": "bench_ci.cpp.j2",
+    "CMakeLists.txt": "CMakeLists.txt.j2",
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Number theory (exact, Python integers)
+# ---------------------------------------------------------------------------------------------
+
+_MR_BASES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37)
+
+
+def is_prime(n: int) -> bool:
+    """Deterministic Miller-Rabin for n < 3.3e24 (covers every modulus we use)."""
+    if n < 2:
+        return False
+    for b in _MR_BASES:
+        if n % b == 0:
+            return n == b
+    d, s = n - 1, 0
+    while d % 2 == 0:
+        d //= 2
+        s += 1
+    for a in _MR_BASES:
+        x = pow(a, d, n)
+        if x in (1, n - 1):
+            continue
+        for _ in range(s - 1):
+            x = x * x % n
+            if x == n - 1:
+                break
+        else:
+            return False
+    return True
+
+
+def q2_prime(q2_bits: int, poly_len: int) -> int:
+    """The largest prime q2 < 2^q2_bits with q2 = 1 mod 2*poly_len (CONTRACT.md)."""
+    step = 2 * poly_len
+    cand = ((1 << q2_bits) - 1) // step * step + 1
+    if cand >= 1 << q2_bits:
+        cand -= step
+    while cand > step:
+        if is_prime(cand):
+            return cand
+        cand -= step
+    raise SpiralpirError(f"no prime q2 < 2^{q2_bits} with q2 = 1 mod {step}")
+
+
+def gadget_bits(q: int, t: int) -> int:
+    """log2 of the gadget base z = 2^ceil(log2(q)/t): the smallest b with 2^(b*t) >= q."""
+    if t < 1:
+        raise SpiralpirError(f"gadget length must be >= 1, got {t}")
+    b = 1
+    while (1 << (b * t)) < q:
+        b += 1
+    return b
+
+
+def min_root_2n(prime: int, poly_len: int) -> int:
+    """The smallest primitive 2*poly_len-th root of unity mod prime (the NTT seed)."""
+    order = 2 * poly_len
+    exp = (prime - 1) // order
+    for g in range(2, prime):
+        psi = pow(g, exp, prime)
+        if pow(psi, poly_len, prime) == prime - 1:
+            best = psi
+            # every primitive root is psi^k for odd k; take the smallest
+            cur, sq = psi, psi * psi % prime
+            for _ in range(poly_len):
+                best = min(best, cur)
+                cur = cur * sq % prime
+            return best
+    raise SpiralpirError(f"{prime} has no primitive {order}-th root of unity")
+
+
+# ---------------------------------------------------------------------------------------------
+# Inputs
+# ---------------------------------------------------------------------------------------------
+
+
+def normalize_params(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """Validate a plan's ``params`` object strictly and return it with canonical types."""
+    unknown = sorted(set(raw) - REQUIRED_FIELDS)
+    if unknown:
+        raise SpiralpirError(f"unknown parameter field(s): {', '.join(unknown)}")
+    missing = sorted(REQUIRED_FIELDS - set(raw))
+    if missing:
+        raise SpiralpirError(f"missing parameter field(s): {', '.join(missing)}")
+    out: dict[str, Any] = {}
+    for key in INT_FIELDS:
+        value = raw[key]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise SpiralpirError(f"parameter '{key}' must be a non-negative integer, got {value!r}")
+        out[key] = value
+    moduli = raw["moduli"]
+    if not isinstance(moduli, list) or not moduli or not all(
+        isinstance(m, int) and not isinstance(m, bool) for m in moduli
+    ):
+        raise SpiralpirError(f"parameter 'moduli' must be a non-empty list of integers: {moduli!r}")
+    out["moduli"] = list(moduli)
+    if raw["variant"] not in VARIANTS:
+        raise SpiralpirError(
+            f"parameter 'variant' must be one of {', '.join(sorted(VARIANTS))}: {raw['variant']!r}"
+        )
+    out["variant"] = raw["variant"]
+    if raw["secret_dist"] not in SECRET_DISTS:
+        raise SpiralpirError(
+            f"parameter 'secret_dist' must be one of {', '.join(sorted(SECRET_DISTS))}: "
+            f"{raw['secret_dist']!r}"
+        )
+    out["secret_dist"] = raw["secret_dist"]
+    width = raw["noise_width"]
+    if isinstance(width, bool) or not isinstance(width, int | float) or not width > 0:
+        raise SpiralpirError(f"parameter 'noise_width' must be a positive number: {width!r}")
+    out["noise_width"] = float(width)
+    _check_params(out)
+    return out
+
+
+def _check_params(p: Mapping[str, Any]) -> None:
+    d = p["poly_len"]
+    if d not in (1024, 2048, 4096, 8192):
+        raise SpiralpirError(f"poly_len must be one of 1024, 2048, 4096, 8192: {d}")
+    moduli = p["moduli"]
+    if not 1 <= len(moduli) <= 4:
+        raise SpiralpirError(f"between 1 and 4 moduli are supported, got {len(moduli)}")
+    if len(set(moduli)) != len(moduli):
+        raise SpiralpirError(f"moduli must be distinct: {moduli}")
+    for m in moduli:
+        if not is_prime(m):
+            raise SpiralpirError(f"modulus {m} is not prime")
+        if m % (2 * d) != 1:
+            raise SpiralpirError(f"modulus {m} is not 1 mod 2*poly_len = {2 * d}")
+        if m >= 1 << 50:
+            raise SpiralpirError(f"modulus {m} is not below 2^50")
+    pt = p["p"]
+    if pt < 2 or pt & (pt - 1):
+        raise SpiralpirError(f"plaintext modulus p must be a power of two >= 2: {pt}")
+    for key in ("n", "t_gsw", "t_conv", "t_exp_left", "t_exp_right", "instances", "db_item_size"):
+        if p[key] < 1:
+            raise SpiralpirError(f"parameter '{key}' must be >= 1")
+    if p["num_records"] < 1 or p["record_size"] < 1:
+        raise SpiralpirError("num_records and record_size must be >= 1")
+    if not 2 <= p["q2_bits"] <= 62:
+        raise SpiralpirError(f"q2_bits must be in [2, 62]: {p['q2_bits']}")
+    if p["secret_dist"] == "sparse_ternary":
+        if p["secret_plus"] + p["secret_minus"] > d or p["secret_plus"] + p["secret_minus"] == 0:
+            raise SpiralpirError("sparse_ternary needs 0 < secret_plus + secret_minus <= poly_len")
+
+
+def parse_plan_document(doc: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Split a plan JSON document (or a checked-in params.json) into (params, estimate)."""
+    allowed = {"params", "estimate", "security"}
+    unknown = sorted(set(doc) - allowed)
+    if unknown:
+        raise SpiralpirError(f"unknown top-level key(s) in plan document: {', '.join(unknown)}")
+    if "params" not in doc:
+        raise SpiralpirError("plan document has no 'params' object")
+    estimate = doc.get("estimate", {})
+    if not isinstance(estimate, dict):
+        raise SpiralpirError("plan document's 'estimate' must be an object")
+    return normalize_params(doc["params"]), dict(estimate)
+
+
+# ---------------------------------------------------------------------------------------------
+# Derived constants
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Derived:
+    """Everything computed from the parameters that the header spells out."""
+
+    q: int
+    log2_q: float
+    q2: int
+    q1: int
+    delta: int
+    gadget: dict[str, int]  # name -> base bits
+    crt_hat_mod: list[int]  # (q/p_i) mod p_i
+    crt_hat_inv: list[int]  # ((q/p_i) mod p_i)^-1 mod p_i
+    barrett: list[int]  # floor(2^64 / p_i)
+    psi: list[int]  # smallest primitive 2d-th root of unity mod p_i
+    max_lazy_products: int  # products < (p_i - 1)^2 that fit on top of [0, p_i) in a uint64
+    first_dim_terms: int  # 2^nu_1
+    ci_nu_1: int
+    ci_nu_2: int
+    ci_num_records: int
+
+
+def ci_shape(p: Mapping[str, Any]) -> tuple[int, int, int]:
+    """(nu_1, nu_2, num_records) of the CI-sized twin: every other parameter is identical."""
+    nu_1 = min(p["nu_1"], CI_MAX_NU_1)
+    nu_2 = min(p["nu_2"], CI_MAX_NU_2)
+    shift = (p["nu_1"] - nu_1) + (p["nu_2"] - nu_2)
+    num_records = max(1, -(-p["num_records"] // (1 << shift)))
+    return nu_1, nu_2, num_records
+
+
+def derive(p: Mapping[str, Any]) -> Derived:
+    moduli = p["moduli"]
+    d = p["poly_len"]
+    q = math.prod(moduli)
+    hat_mod = [(q // m) % m for m in moduli]
+    hat_inv = [pow(h, -1, m) for h, m in zip(hat_mod, moduli, strict=True)]
+    gadget = {
+        key: gadget_bits(q, p[key]) for key in ("t_gsw", "t_conv", "t_exp_left", "t_exp_right")
+    }
+    # products a*b (a, b < p_i) added to an accumulator already in [0, p_i) within a uint64
+    max_lazy = min(((1 << 64) - 1 - (m - 1)) // ((m - 1) ** 2) for m in moduli)
+    nu_1, nu_2, recs = ci_shape(p)
+    return Derived(
+        q=q,
+        log2_q=math.log2(q),
+        q2=q2_prime(p["q2_bits"], d),
+        q1=4 * p["p"],
+        delta=q // p["p"],
+        gadget=gadget,
+        crt_hat_mod=hat_mod,
+        crt_hat_inv=hat_inv,
+        barrett=[(1 << 64) // m for m in moduli],
+        psi=[min_root_2n(m, d) for m in moduli],
+        max_lazy_products=max_lazy,
+        first_dim_terms=1 << p["nu_1"],
+        ci_nu_1=nu_1,
+        ci_nu_2=nu_2,
+        ci_num_records=recs,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Security report (E's estimator)
+# ---------------------------------------------------------------------------------------------
+
+
+def security_report(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The estimator's security report for these parameters (JSON-ready)."""
+    try:
+        from spiralpir.estimator.spiral import security_report as report
+    except ImportError as exc:  # pragma: no cover - depends on the estimator being installed
+        raise SpiralpirError(f"the security estimator is not available: {exc}") from exc
+    result = report(dict(params))
+    if hasattr(result, "to_dict"):
+        result = result.to_dict()
+    return json.loads(json.dumps(result, sort_keys=True))
+
+
+# ---------------------------------------------------------------------------------------------
+# Rendering
+# ---------------------------------------------------------------------------------------------
+
+
+def canonical_json(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, indent=2) + "\n"
+
+
+def reproduce_command(name: str) -> str:
+    return f"spiralpir generate --params generated/{name}/params.json --name {name}"
+
+
+def _templates_hash() -> str:
+    h = hashlib.sha256()
+    for tpl in sorted(set(TEMPLATE_FILES.values())):
+        h.update(tpl.encode())
+        h.update(b"\0")
+        h.update((TEMPLATES_DIR / tpl).read_bytes())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def _cpp_u128(x: int) -> str:
+    hi, lo = x >> 64, x & ((1 << 64) - 1)
+    if hi == 0:
+        return f"static_cast<unsigned __int128>({lo}ULL)"
+    return f"((static_cast<unsigned __int128>({hi}ULL) << 64) | {lo}ULL)"
+
+
+def _context(name: str, params: dict[str, Any], doc_json: str) -> dict[str, Any]:
+    der = derive(params)
+    inputs_hash = hashlib.sha256(
+        (GENERATOR_VERSION + "\0" + _templates_hash() + "\0" + doc_json).encode()
+    ).hexdigest()
+    return {
+        "name": name,
+        "p": params,
+        "d": der,
+        "variant": VARIANTS[params["variant"]],
+        "q_cpp": _cpp_u128(der.q),
+        "delta_cpp": _cpp_u128(der.delta),
+        "noise_width_cpp": repr(float(params["noise_width"])),
+        "generator_version": GENERATOR_VERSION,
+        "inputs_hash": inputs_hash,
+        "command": reproduce_command(name),
+        "max_u64": (1 << 64) - 1,
+    }
+
+
+def _environment() -> Any:
+    import jinja2
+
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES_DIR)),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+    )
+
+
+def render(name: str, doc: Mapping[str, Any]) -> dict[str, str]:
+    """Render every file of a build: relative name -> contents. Pure, deterministic."""
+    if not NAME_RE.match(name):
+        raise SpiralpirError(
+            f"invalid build name '{name}': use lowercase letters, digits and '_', starting "
+            "with a letter (it becomes a C++ identifier)"
+        )
+    params, _ = parse_plan_document(doc)
+    doc_json = canonical_json(doc)
+    ctx = _context(name, params, doc_json)
+    env = _environment()
+    files = {"params.json": doc_json}
+    for out_name, tpl in TEMPLATE_FILES.items():
+        files[out_name] = env.get_template(tpl).render(**ctx)
+    return files
+
+
+def write_atomic(path: Path, content: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(content)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def generate(
+    name: str,
+    params: Mapping[str, Any],
+    estimate: Mapping[str, Any],
+    out_dir: Path = DEFAULT_OUT,
+    security: Mapping[str, Any] | None = None,
+) -> Path:
+    """Write ``out_dir/name/``; returns that directory. Files no longer generated are removed."""
+    params = normalize_params(params)
+    if security is None:
+        security = security_report(params)
+    doc = {"params": params, "estimate": dict(estimate), "security": dict(security)}
+    doc = json.loads(canonical_json(doc))
+    files = render(name, doc)
+    target = Path(out_dir) / name
+    for rel, content in files.items():
+        dest = target / rel
+        if dest.exists() and dest.read_text(encoding="utf-8") == content:
+            continue
+        write_atomic(dest, content)
+    return target
+
+
+def load_document(path: Path) -> dict[str, Any]:
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise SpiralpirError(f"no such parameters file: {path}") from exc
+    except json.JSONDecodeError as exc:
+        raise SpiralpirError(f"{path} is not valid JSON: {exc}") from exc
+    if not isinstance(doc, dict):
+        raise SpiralpirError(f"{path} must hold a JSON object")
+    return doc

@@ -1,0 +1,299 @@
+"""ctypes binding of a built instance's C ABI (``libspiralpir_<name>.so``, CONTRACT.md).
+
+One ``Library`` wraps the functions of one prefix (``spiralpir_<name>`` or the CI-sized twin
+``spiralpir_<name>_ci``). Failing calls raise SpiralpirError with the library's own message.
+Buffers returned by the library are copied into Python ``bytes`` and freed at once.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from spiralpir.optimizer.errors import SpiralpirError
+
+_c_void_pp = ctypes.POINTER(ctypes.c_void_p)
+_c_u8_p = ctypes.POINTER(ctypes.c_uint8)
+_c_u8_pp = ctypes.POINTER(_c_u8_p)
+_c_size_p = ctypes.POINTER(ctypes.c_size_t)
+PROGRESS_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64)
+
+_SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
+    "last_error": (ctypes.c_char_p, []),
+    "free": (None, [ctypes.c_void_p]),
+    "params_json": (ctypes.c_char_p, []),
+    "stage_names": (ctypes.c_char_p, []),
+    "client_new": (ctypes.c_int, [ctypes.c_char_p, _c_void_pp]),
+    "client_save": (ctypes.c_int, [ctypes.c_void_p, _c_u8_pp, _c_size_p]),
+    "client_load": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_size_t, _c_void_pp]),
+    "client_free": (None, [ctypes.c_void_p]),
+    "client_public_params": (ctypes.c_int, [ctypes.c_void_p, _c_u8_pp, _c_size_p]),
+    "client_query": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_uint64, _c_u8_pp, _c_size_p]),
+    "client_decode": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_char_p,
+                                     ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t]),
+    "server_new": (ctypes.c_int, [ctypes.c_uint32, _c_void_pp]),
+    "server_free": (None, [ctypes.c_void_p]),
+    "server_load_records": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64,
+                                           ctypes.c_uint64, PROGRESS_FN, ctypes.c_void_p]),
+    "server_save_db": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p]),
+    "server_map_db": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p]),
+    "public_params_load": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_size_t, _c_void_pp]),
+    "public_params_free": (None, [ctypes.c_void_p]),
+    "server_answer": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p,
+                                     ctypes.c_size_t, _c_u8_pp, _c_size_p,
+                                     ctypes.POINTER(ctypes.c_double)]),
+}
+
+_LOADED: dict[tuple[str, str], Library] = {}
+_LOAD_LOCK = threading.Lock()
+
+
+class Library:
+    """The C ABI of one instance prefix inside a shared library."""
+
+    def __init__(self, path: Path, prefix: str) -> None:
+        self.path = Path(path)
+        self.prefix = prefix
+        try:
+            self._dll = ctypes.CDLL(str(self.path))
+        except OSError as exc:
+            raise SpiralpirError(f"cannot load {self.path}: {exc}") from exc
+        self._fn: dict[str, Any] = {}
+        for short, (restype, argtypes) in _SIGNATURES.items():
+            try:
+                fn = getattr(self._dll, f"{prefix}_{short}")
+            except AttributeError as exc:
+                raise SpiralpirError(
+                    f"{self.path} does not export {prefix}_{short}: rebuild it with "
+                    "`spiralpir build`"
+                ) from exc
+            fn.restype = restype
+            fn.argtypes = argtypes
+            self._fn[short] = fn
+        self.params: dict[str, Any] = json.loads(self._fn["params_json"]().decode())
+        names = self._fn["stage_names"]().decode()
+        self.stage_names: list[str] = [s for s in names.split(",") if s]
+
+    # -- helpers -------------------------------------------------------------------------------
+    def call(self, short: str, *args: Any) -> None:
+        rc = self._fn[short](*args)
+        if rc != 0:
+            msg = self._fn["last_error"]()
+            text = msg.decode(errors="replace") if msg else f"{self.prefix}_{short} failed"
+            raise SpiralpirError(text)
+
+    def take_buffer(self, short: str, *args: Any) -> bytes:
+        buf = _c_u8_p()
+        size = ctypes.c_size_t()
+        self.call(short, *args, ctypes.byref(buf), ctypes.byref(size))
+        try:
+            return ctypes.string_at(buf, size.value)
+        finally:
+            self._fn["free"](buf)
+
+    def handle(self, short: str, *args: Any) -> ctypes.c_void_p:
+        out = ctypes.c_void_p()
+        self.call(short, *args, ctypes.byref(out))
+        return out
+
+    def fn(self, short: str) -> Any:
+        return self._fn[short]
+
+
+def load(library_path: Path, prefix: str) -> Library:
+    """Load (once per process) the C ABI with this prefix from library_path."""
+    key = (str(Path(library_path).resolve()), prefix)
+    with _LOAD_LOCK:
+        lib = _LOADED.get(key)
+        if lib is None:
+            lib = Library(Path(library_path), prefix)
+            _LOADED[key] = lib
+        return lib
+
+
+class ClientKeys:
+    """A client's secret state: makes public parameters and queries, decodes responses."""
+
+    def __init__(self, lib: Library, handle: ctypes.c_void_p) -> None:
+        self.lib = lib
+        self._h: ctypes.c_void_p | None = handle
+
+    @classmethod
+    def new(cls, lib: Library, seed: bytes | None = None) -> ClientKeys:
+        if seed is not None and len(seed) != 32:
+            raise SpiralpirError("a client seed must be 32 bytes")
+        return cls(lib, lib.handle("client_new", seed))
+
+    @classmethod
+    def load(cls, lib: Library, state: bytes) -> ClientKeys:
+        return cls(lib, lib.handle("client_load", state, len(state)))
+
+    @property
+    def h(self) -> ctypes.c_void_p:
+        if self._h is None:
+            raise SpiralpirError("client was closed")
+        return self._h
+
+    def save(self) -> bytes:
+        return self.lib.take_buffer("client_save", self.h)
+
+    def public_params(self) -> bytes:
+        return self.lib.take_buffer("client_public_params", self.h)
+
+    def query(self, index: int) -> bytes:
+        return self.lib.take_buffer("client_query", self.h, ctypes.c_uint64(index))
+
+    def decode(self, index: int, response: bytes, record_size: int) -> bytes:
+        out = ctypes.create_string_buffer(record_size)
+        self.lib.call("client_decode", self.h, ctypes.c_uint64(index), response, len(response),
+                      out, record_size)
+        return out.raw
+
+    def close(self) -> None:
+        if self._h is not None:
+            self.lib.fn("client_free")(self._h)
+            self._h = None
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+class PublicParams:
+    """Public parameters a client uploaded, parsed and validated by the library."""
+
+    def __init__(self, lib: Library, data: bytes) -> None:
+        self.lib = lib
+        self.size = len(data)
+        self._h: ctypes.c_void_p | None = lib.handle("public_params_load", data, len(data))
+
+    @property
+    def h(self) -> ctypes.c_void_p:
+        if self._h is None:
+            raise SpiralpirError("public parameters were released")
+        return self._h
+
+    def close(self) -> None:
+        if self._h is not None:
+            self.lib.fn("public_params_free")(self._h)
+            self._h = None
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+class ServerDb:
+    """A server holding one preprocessed database."""
+
+    def __init__(self, lib: Library, threads: int = 0) -> None:
+        self.lib = lib
+        self._h: ctypes.c_void_p | None = lib.handle("server_new", ctypes.c_uint32(threads))
+
+    @property
+    def h(self) -> ctypes.c_void_p:
+        if self._h is None:
+            raise SpiralpirError("server was closed")
+        return self._h
+
+    def load_records(self, records: Any, num_records: int, record_size: int,
+                     progress: Callable[[int, int], None] | None = None) -> None:
+        """records: a buffer (bytes, bytearray, mmap, memoryview) of num_records*record_size."""
+        view = memoryview(records).cast("B")
+        if len(view) < num_records * record_size:
+            raise SpiralpirError("record buffer shorter than num_records * record_size")
+        if view.readonly:
+            ptr = ctypes.cast(ctypes.c_char_p(bytes(view)), ctypes.c_void_p)
+            keep: Any = ptr
+        else:
+            keep = (ctypes.c_uint8 * len(view)).from_buffer(view)
+            ptr = ctypes.cast(keep, ctypes.c_void_p)
+
+        def _cb(_ctx: Any, done: int, total: int) -> None:
+            if progress is not None:
+                progress(int(done), int(total))
+
+        cb = PROGRESS_FN(_cb)
+        try:
+            self.lib.call("server_load_records", self.h, ptr, ctypes.c_uint64(num_records),
+                          ctypes.c_uint64(record_size), cb, None)
+        finally:
+            del keep
+
+    def save_db(self, path: Path) -> None:
+        self.lib.call("server_save_db", self.h, str(path).encode())
+
+    def map_db(self, path: Path) -> None:
+        self.lib.call("server_map_db", self.h, str(path).encode())
+
+    def answer(self, pp: PublicParams, query: bytes) -> tuple[bytes, dict[str, float]]:
+        n = max(len(self.lib.stage_names), 1)
+        stages = (ctypes.c_double * n)()
+        buf = _c_u8_p()
+        size = ctypes.c_size_t()
+        self.lib.call("server_answer", self.h, pp.h, query, len(query), ctypes.byref(buf),
+                      ctypes.byref(size), stages)
+        try:
+            data = ctypes.string_at(buf, size.value)
+        finally:
+            self.lib.fn("free")(buf)
+        return data, {name: stages[i] for i, name in enumerate(self.lib.stage_names)}
+
+    def close(self) -> None:
+        if self._h is not None:
+            self.lib.fn("server_free")(self._h)
+            self._h = None
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+class Build:
+    """A generated build, compiled and loaded: the full instance or its CI-sized twin."""
+
+    def __init__(self, inst: Any, ci: bool = False) -> None:
+        from spiralpir.optimizer import codegen
+
+        self.inst = inst
+        self.name: str = inst.name
+        self.ci = ci
+        self.source_dir: Path = inst.source_dir
+        doc = json.loads(inst.params_json.read_text())
+        params = dict(doc["params"])
+        if ci:
+            params["nu_1"], params["nu_2"], params["num_records"] = codegen.ci_shape(params)
+        self.params: dict[str, Any] = params
+        self.prefix = f"spiralpir_{self.name}_ci" if ci else f"spiralpir_{self.name}"
+        self.lib = load(inst.library, self.prefix)
+
+    @property
+    def label(self) -> str:
+        return self.name + (" (CI twin)" if self.ci else "")
+
+    @property
+    def num_records(self) -> int:
+        return int(self.params["num_records"])
+
+    @property
+    def record_size(self) -> int:
+        return int(self.params["record_size"])
+
+
+def open_build(source_dir: Path, build_dir: Path | None = None, ci: bool = False,
+               show_progress: bool = True) -> Build:
+    """Build generated/NAME if needed (incremental) and load its library."""
+    from spiralpir.optimizer import builder
+
+    inst = builder.build(source_dir, build_dir, show_progress=show_progress)
+    return Build(inst, ci=ci)
