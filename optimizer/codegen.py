@@ -34,30 +34,6 @@ DEFAULT_OUT = REPO_ROOT / "generated"
 
 NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,47}$")
 
-VARIANTS = {"spiral": "spiral", "stream": "stream", "pack": "pack", "stream_pack": "stream_pack"}
-SECRET_DISTS = {"gaussian", "ternary", "sparse_ternary"}
-
-# The fields of the params struct (CONTRACT.md), in the order the header writes them.
-INT_FIELDS = (
-    "poly_len",
-    "n",
-    "nu_1",
-    "nu_2",
-    "p",
-    "q2_bits",
-    "t_gsw",
-    "t_conv",
-    "t_exp_left",
-    "t_exp_right",
-    "instances",
-    "db_item_size",
-    "num_records",
-    "record_size",
-    "secret_plus",
-    "secret_minus",
-)
-REQUIRED_FIELDS = set(INT_FIELDS) | {"moduli", "variant", "noise_width", "secret_dist"}
-
 # CI-sized twin: the same parameters with a smaller hypercube, so CI answers real queries fast.
 CI_MAX_NU_1 = 4
 CI_MAX_NU_2 = 2
@@ -150,73 +126,30 @@ def min_root_2n(prime: int, poly_len: int) -> int:
 
 
 def normalize_params(raw: Mapping[str, Any]) -> dict[str, Any]:
-    """Validate a plan's ``params`` object strictly and return it with canonical types."""
-    unknown = sorted(set(raw) - REQUIRED_FIELDS)
-    if unknown:
-        raise SpiralpirError(f"unknown parameter field(s): {', '.join(unknown)}")
-    missing = sorted(REQUIRED_FIELDS - set(raw))
-    if missing:
-        raise SpiralpirError(f"missing parameter field(s): {', '.join(missing)}")
-    out: dict[str, Any] = {}
-    for key in INT_FIELDS:
-        value = raw[key]
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise SpiralpirError(f"parameter '{key}' must be a non-negative integer, got {value!r}")
-        out[key] = value
-    moduli = raw["moduli"]
-    if not isinstance(moduli, list) or not moduli or not all(
-        isinstance(m, int) and not isinstance(m, bool) for m in moduli
-    ):
-        raise SpiralpirError(f"parameter 'moduli' must be a non-empty list of integers: {moduli!r}")
-    out["moduli"] = list(moduli)
-    if raw["variant"] not in VARIANTS:
-        raise SpiralpirError(
-            f"parameter 'variant' must be one of {', '.join(sorted(VARIANTS))}: {raw['variant']!r}"
-        )
-    out["variant"] = raw["variant"]
-    if raw["secret_dist"] not in SECRET_DISTS:
-        raise SpiralpirError(
-            f"parameter 'secret_dist' must be one of {', '.join(sorted(SECRET_DISTS))}: "
-            f"{raw['secret_dist']!r}"
-        )
-    out["secret_dist"] = raw["secret_dist"]
-    width = raw["noise_width"]
-    if isinstance(width, bool) or not isinstance(width, int | float) or not width > 0:
-        raise SpiralpirError(f"parameter 'noise_width' must be a positive number: {width!r}")
-    out["noise_width"] = float(width)
-    _check_params(out)
-    return out
+    """Validate a plan's ``params`` literal with O's ``Parameters`` (unknown keys are errors,
+    every failure names the field) and return the canonical literal."""
+    from spiralpir.optimizer.params import Parameters
+
+    if not isinstance(raw, Mapping):
+        raise SpiralpirError("'params' must be a JSON object")
+    lit = Parameters.from_literal(dict(raw)).to_literal()
+    return dict(json.loads(json.dumps(lit, sort_keys=True)))
 
 
-def _check_params(p: Mapping[str, Any]) -> None:
-    d = p["poly_len"]
-    if d not in (1024, 2048, 4096, 8192):
-        raise SpiralpirError(f"poly_len must be one of 1024, 2048, 4096, 8192: {d}")
-    moduli = p["moduli"]
-    if not 1 <= len(moduli) <= 4:
-        raise SpiralpirError(f"between 1 and 4 moduli are supported, got {len(moduli)}")
-    if len(set(moduli)) != len(moduli):
-        raise SpiralpirError(f"moduli must be distinct: {moduli}")
-    for m in moduli:
-        if not is_prime(m):
-            raise SpiralpirError(f"modulus {m} is not prime")
-        if m % (2 * d) != 1:
-            raise SpiralpirError(f"modulus {m} is not 1 mod 2*poly_len = {2 * d}")
-        if m >= 1 << 50:
-            raise SpiralpirError(f"modulus {m} is not below 2^50")
-    pt = p["p"]
-    if pt < 2 or pt & (pt - 1):
-        raise SpiralpirError(f"plaintext modulus p must be a power of two >= 2: {pt}")
-    for key in ("n", "t_gsw", "t_conv", "t_exp_left", "t_exp_right", "instances", "db_item_size"):
-        if p[key] < 1:
-            raise SpiralpirError(f"parameter '{key}' must be >= 1")
-    if p["num_records"] < 1 or p["record_size"] < 1:
-        raise SpiralpirError("num_records and record_size must be >= 1")
-    if not 2 <= p["q2_bits"] <= 62:
-        raise SpiralpirError(f"q2_bits must be in [2, 62]: {p['q2_bits']}")
-    if p["secret_dist"] == "sparse_ternary":
-        if p["secret_plus"] + p["secret_minus"] > d or p["secret_plus"] + p["secret_minus"] == 0:
-            raise SpiralpirError("sparse_ternary needs 0 < secret_plus + secret_minus <= poly_len")
+def struct_fields(lit: Mapping[str, Any]) -> dict[str, Any]:
+    """The params struct's fields (CONTRACT.md) from a canonical literal."""
+    from spiralpir.optimizer.params import Parameters
+
+    p = Parameters.from_literal(dict(lit))
+    return {
+        "poly_len": p.poly_len, "moduli": list(p.moduli), "variant": p.variant,
+        "noise_width": p.noise_width, "secret_dist": p.secret_kind,
+        "secret_plus": p.secret_plus, "secret_minus": p.secret_minus, "n": p.n,
+        "nu_1": p.nu_1, "nu_2": p.nu_2, "p": p.p, "q2_bits": p.q2_bits, "t_gsw": p.t_gsw,
+        "t_conv": p.t_conv, "t_exp_left": p.t_exp_left, "t_exp_right": p.t_exp_right,
+        "instances": p.instances, "db_item_size": p.db_item_size,
+        "num_records": p.records, "record_size": p.record_size,
+    }
 
 
 def parse_plan_document(doc: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -260,15 +193,26 @@ class Derived:
 
 
 def ci_shape(p: Mapping[str, Any]) -> tuple[int, int, int]:
-    """(nu_1, nu_2, num_records) of the CI-sized twin: every other parameter is identical."""
+    """(nu_1, nu_2, records) of the CI-sized twin: every other parameter is identical.
+
+    The hypercube shrinks by 2^shift and so does the record count (rounded up), so the twin's
+    records still fit its capacity. Accepts a literal (``records``) or struct fields."""
+    records = p["records"] if "records" in p else p["num_records"]
     nu_1 = min(p["nu_1"], CI_MAX_NU_1)
     nu_2 = min(p["nu_2"], CI_MAX_NU_2)
     shift = (p["nu_1"] - nu_1) + (p["nu_2"] - nu_2)
-    num_records = max(1, -(-p["num_records"] // (1 << shift)))
-    return nu_1, nu_2, num_records
+    return nu_1, nu_2, max(1, -(-records // (1 << shift)))
+
+
+def ci_literal(lit: Mapping[str, Any]) -> dict[str, Any]:
+    """The CI-sized twin's parameter literal."""
+    nu_1, nu_2, records = ci_shape(lit)
+    return {**lit, "nu_1": nu_1, "nu_2": nu_2, "records": records}
 
 
 def derive(p: Mapping[str, Any]) -> Derived:
+    """Derived constants from struct fields, computed here independently of params.py and
+    cross-checked against it (and, at compile time, against the runtime)."""
     moduli = p["moduli"]
     d = p["poly_len"]
     q = math.prod(moduli)
@@ -280,7 +224,7 @@ def derive(p: Mapping[str, Any]) -> Derived:
     # products a*b (a, b < p_i) added to an accumulator already in [0, p_i) within a uint64
     max_lazy = min(((1 << 64) - 1 - (m - 1)) // ((m - 1) ** 2) for m in moduli)
     nu_1, nu_2, recs = ci_shape(p)
-    return Derived(
+    der = Derived(
         q=q,
         log2_q=math.log2(q),
         q2=q2_prime(p["q2_bits"], d),
@@ -297,6 +241,29 @@ def derive(p: Mapping[str, Any]) -> Derived:
         ci_nu_2=nu_2,
         ci_num_records=recs,
     )
+    _cross_check(p, der)
+    return der
+
+
+def _cross_check(p: Mapping[str, Any], der: Derived) -> None:
+    from spiralpir.optimizer.params import Parameters
+
+    ref = Parameters.from_literal({
+        "variant": p["variant"], "poly_len": p["poly_len"], "moduli": p["moduli"],
+        "noise_width": p["noise_width"], "secret_distribution": "gaussian", "n": p["n"],
+        "nu_1": p["nu_1"], "nu_2": p["nu_2"], "p": p["p"], "q2_bits": p["q2_bits"],
+        "t_gsw": p["t_gsw"], "t_conv": p["t_conv"], "t_exp_left": p["t_exp_left"],
+        "t_exp_right": p["t_exp_right"], "instances": p["instances"],
+        "db_item_size": p["db_item_size"], "records": p["num_records"],
+        "record_size": p["record_size"],
+    })
+    mine = (der.q, der.q2, der.q1, der.delta, der.gadget["t_gsw"], der.gadget["t_conv"],
+            der.gadget["t_exp_left"], der.gadget["t_exp_right"])
+    theirs = (ref.q, ref.q2, ref.q1, ref.delta, ref.bits_gsw, ref.bits_conv, ref.bits_exp_left,
+              ref.bits_exp_right)
+    if mine != theirs:
+        raise SpiralpirError(f"generator and params.py disagree on derived constants: "
+                             f"{mine} != {theirs}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -305,15 +272,14 @@ def derive(p: Mapping[str, Any]) -> Derived:
 
 
 def security_report(params: Mapping[str, Any]) -> dict[str, Any]:
-    """The estimator's security report for these parameters (JSON-ready)."""
+    """The estimator's security report for this parameter literal (JSON-ready)."""
     try:
-        from spiralpir.estimator.spiral import security_report as report
+        from spiralpir.estimator import spiral
     except ImportError as exc:  # pragma: no cover - depends on the estimator being installed
         raise SpiralpirError(f"the security estimator is not available: {exc}") from exc
-    result = report(dict(params))
-    if hasattr(result, "to_dict"):
-        result = result.to_dict()
-    return json.loads(json.dumps(result, sort_keys=True))
+    poly_len, modulus, width, secret = spiral.params_from_mapping(dict(params))
+    result = spiral.security_report(poly_len, modulus, width, secret)
+    return dict(json.loads(json.dumps(result, sort_keys=True)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -346,7 +312,8 @@ def _cpp_u128(x: int) -> str:
     return f"((static_cast<unsigned __int128>({hi}ULL) << 64) | {lo}ULL)"
 
 
-def _context(name: str, params: dict[str, Any], doc_json: str) -> dict[str, Any]:
+def _context(name: str, lit: dict[str, Any], doc_json: str) -> dict[str, Any]:
+    params = struct_fields(lit)
     der = derive(params)
     inputs_hash = hashlib.sha256(
         (GENERATOR_VERSION + "\0" + _templates_hash() + "\0" + doc_json).encode()
@@ -355,7 +322,7 @@ def _context(name: str, params: dict[str, Any], doc_json: str) -> dict[str, Any]
         "name": name,
         "p": params,
         "d": der,
-        "variant": VARIANTS[params["variant"]],
+        "variant": params["variant"],
         "q_cpp": _cpp_u128(der.q),
         "delta_cpp": _cpp_u128(der.delta),
         "noise_width_cpp": repr(float(params["noise_width"])),

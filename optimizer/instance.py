@@ -271,9 +271,7 @@ class Build:
         self.source_dir: Path = inst.source_dir
         doc = json.loads(inst.params_json.read_text())
         params = dict(doc["params"])
-        if ci:
-            params["nu_1"], params["nu_2"], params["num_records"] = codegen.ci_shape(params)
-        self.params: dict[str, Any] = params
+        self.params: dict[str, Any] = codegen.ci_literal(params) if ci else params
         self.prefix = f"spiralpir_{self.name}_ci" if ci else f"spiralpir_{self.name}"
         self.lib = load(inst.library, self.prefix)
 
@@ -283,7 +281,7 @@ class Build:
 
     @property
     def num_records(self) -> int:
-        return int(self.params["num_records"])
+        return int(self.params["records"])
 
     @property
     def record_size(self) -> int:
