@@ -1,0 +1,206 @@
+"""Hybrid attacks: guessing part of the secret combined with lattice reduction.
+
+* ``bdd_hybrid`` / ``bdd_mitm_hybrid`` — the primal hybrid [HowgraveGraham07, AlbCurWun19]:
+  guess ζ secret coordinates (all guesses up to some Hamming weight; exhaustively or as a
+  meet-in-the-middle with √|S| work, [SonChe19] admissibility), solve the remaining
+  BDD instance of dimension n − ζ with BKZ-β and Babai's nearest plane.  ζ, β and the
+  guessing weight are optimised.
+* ``dual_hybrid`` — the dual hybrid of [GuoJoh21, MATZOV22]: BKZ-β and a sieve produce N
+  short dual vectors on n − k_enum − k_fft coordinates, k_enum coordinates are enumerated
+  and k_fft are recovered mod p with an FFT distinguisher (MATZOV's Theorem 7.6 costs:
+  C_mul = 32², C_add = 5·32).  β, p, k_enum, k_fft are optimised.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+from .cost import AttackCost
+from .logmath import INF, LN2, log2_add
+from .lwe_parameters import LWEParameters
+from .primal import embedding_samples, hybrid_at_zeta
+from .reduction import MAX_BETA, CostModel, delta
+from .search import refine_min
+
+# ----------------------------------------------------------------------------------------
+# primal hybrid
+
+
+def _primal_hybrid(
+    params: LWEParameters, model: CostModel, babai: bool, mitm: bool, name: str
+) -> AttackCost:
+    params = params.normalize()
+    m = embedding_samples(params)
+    n = params.n
+    cache: dict[int, AttackCost] = {}
+
+    def f(zeta: int) -> AttackCost:
+        if zeta not in cache:
+            cache[zeta] = hybrid_at_zeta(params, model, zeta, babai, mitm, m, False)
+        return cache[zeta]
+
+    # the feasible ζ form an interval; find its ends
+    lo = 0
+    if not f(0).feasible:
+        a, b = 0, n - 1
+        while b - a > 1:
+            mid = (a + b) // 2
+            if f(mid).feasible:
+                b = mid
+            else:
+                a = mid
+        lo = b
+    hi = n - 1
+    if not f(n - 1).feasible:
+        a, b = lo, n - 1
+        while b - a > 1:
+            mid = (a + b) // 2
+            if f(mid).feasible:
+                a = mid
+            else:
+                b = mid
+        hi = a
+    found = refine_min(f, lo, hi, key=lambda c: c.log2_rop, steps=(max(1, (hi - lo) // 12), 8, 1))
+    best = found[1] if found is not None else AttackCost(name)
+    for c in (f(lo), f(hi)):
+        if c.log2_rop < best.log2_rop:
+            best = c
+    best.attack = name
+    return best
+
+
+@lru_cache(maxsize=1024)
+def bdd_hybrid(params: LWEParameters, model: CostModel) -> AttackCost:
+    """Primal hybrid without meet-in-the-middle: guess, then BDD with a final SVP call."""
+    return _primal_hybrid(params, model, False, False, "bdd_hybrid")
+
+
+@lru_cache(maxsize=1024)
+def bdd_mitm_hybrid(params: LWEParameters, model: CostModel) -> AttackCost:
+    """Primal hybrid with meet-in-the-middle guessing and Babai lifting."""
+    return _primal_hybrid(params, model, True, True, "bdd_mitm_hybrid")
+
+
+# ----------------------------------------------------------------------------------------
+# dual hybrid (MATZOV FFT distinguisher)
+
+C_MUL = 32**2
+C_ADD = 5 * 32
+
+
+def _entropy_bits(stddev: float) -> float:
+    """MATZOV's H(χ_s) estimate in bits."""
+    a = math.pi**2 * stddev**2
+    coth = 1.0 / math.tanh(a)
+    return (0.5 + math.log(math.sqrt(2 * math.pi) * stddev) + math.log(coth)) / LN2
+
+
+def matzov_cost(
+    params: LWEParameters, model: CostModel, beta: int, p: int, k_enum: int, k_fft: int
+) -> AttackCost:
+    """MATZOV dual hybrid cost (Theorem 7.6) at fixed β, p, k_enum, k_fft; m = n samples."""
+    n = params.n
+    m = n
+    k_lat = n - k_fft - k_enum
+    ss = params.Xs.stddev
+    se = params.Xe.stddev
+    ld = math.log(delta(beta))
+    ln_ls = (
+        (m / (m + k_lat)) * math.log(se)
+        + (k_lat / (m + k_lat)) * (math.log(ss) + params.ln_q)
+        + 0.5 * math.log(4.0 / 3.0)
+        + 0.5 * math.log(beta / (2 * math.pi * math.e))
+        + (m + k_lat - beta) * ld
+    )
+    h_bits = _entropy_bits(ss)
+    e1 = 2 * (ln_ls + math.log(math.pi) - params.ln_q)
+    if e1 > 700:
+        return AttackCost("dual_hybrid")
+    ln_n = (
+        4 * math.exp(e1)
+        + k_fft / 3.0 * (ss * math.pi / p) ** 2
+        + math.log(k_enum * h_bits + k_fft * math.log(p) + math.log(2.0))
+    )
+    log2_n = ln_n / LN2
+    _, log2_sample, _, sieve_dim = model.short_vectors(beta, k_lat + m, log2_n)
+    if log2_sample == INF:
+        return AttackCost("dual_hybrid")
+    coeff = 1.0 / (1.0 - math.exp(-1.0 / (2 * ss**2)))
+    alpha = math.pi**2 * ss**2
+    tmp_a = math.exp(8 * alpha * math.exp(-2 * alpha) * math.tanh(alpha))
+    log2_fft = (
+        math.log2(C_MUL * k_fft) + (k_fft + 1) * math.log2(p) if k_fft > 0 else -INF
+    )
+    log2_table = math.log2(4 * C_ADD) + log2_n
+    log2_guess = (
+        math.log2(coeff)
+        + k_enum * math.log2(2 * tmp_a / math.sqrt(math.e))
+        + k_enum * h_bits
+        + log2_add(log2_fft, log2_table)
+    )
+    rop = log2_add(log2_sample, log2_guess)
+    return AttackCost(
+        "dual_hybrid",
+        rop,
+        beta,
+        None,
+        {
+            "log2_red": log2_sample,
+            "log2_guess": log2_guess,
+            "p": p,
+            "zeta": k_enum,
+            "t": k_fft,
+            "beta_sieve": sieve_dim,
+            "log2_N": log2_n,
+            "lattice_dim": k_lat + m,
+        },
+    )
+
+
+@lru_cache(maxsize=1024)
+def dual_hybrid(params: LWEParameters, model: CostModel) -> AttackCost:
+    """MATZOV dual hybrid, optimised over p, k_enum, k_fft (steps of 10, stopping when the
+    cost stops decreasing) and β."""
+    params = params.normalize()
+    n = params.n
+
+    def best_beta(p: int, k_enum: int, k_fft: int) -> AttackCost:
+        max_beta = int(max(min(params.m - k_enum - k_fft, MAX_BETA), 41))
+        found = refine_min(
+            lambda b: matzov_cost(params, model, b, p, k_enum, k_fft),
+            40,
+            max_beta,
+            key=lambda c: c.log2_rop,
+            steps=(32, 4, 1),
+        )
+        assert found is not None
+        return found[1]
+
+    best_p: AttackCost | None = None
+    p = 2
+    while p < params.q:
+        best_e: AttackCost | None = None
+        for k_enum in range(0, n, 10):
+            best_f: AttackCost | None = None
+            for k_fft in range(0, n - k_enum, 10):
+                c = best_beta(p, k_enum, k_fft)
+                if best_f is None or c.log2_rop <= best_f.log2_rop:
+                    best_f = c
+                else:
+                    break
+            assert best_f is not None
+            if best_e is None or best_f.log2_rop <= best_e.log2_rop:
+                best_e = best_f
+            else:
+                break
+        assert best_e is not None
+        if best_p is None or best_e.log2_rop <= best_p.log2_rop:
+            best_p = best_e
+        else:
+            break
+        if best_p.details.get("t") == 0 and p > 2:
+            break
+        p += 1
+    assert best_p is not None
+    return best_p

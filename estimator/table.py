@@ -1,0 +1,177 @@
+"""Cached security table so that the optimizer never waits on the estimator.
+
+``security_table.json`` (next to this module) holds, for each ring dimension, secret
+distribution and error width of a grid, the security level (MATZOV, all attacks) at
+log2 q on a 0.5-bit grid, and the largest log2 q reaching 128/192/256 bits.
+
+Lookups are conservative — never above the full estimate:
+
+* a width between grid widths uses the next smaller grid width (more noise never helps
+  the attacker), a ring dimension between grid dimensions the next smaller one;
+* between two log2 q grid points the level is interpolated linearly and then lowered by
+  ``MARGIN`` bits (the curve is convex and slightly noisy at the 0.01-bit level);
+* ``max_log2_modulus`` is the bisected value from the table minus ``MARGIN_Q`` bits.
+
+Parameters outside the grid (other secrets, dimensions below 1024, widths below the
+smallest grid width) fall back to the full estimate (seconds), cached in memory.
+
+Regenerate with ``python -m spiralpir.estimator.table`` (a few minutes on two cores).
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import math
+import sys
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from .errors import SpiralpirError
+
+TABLE_PATH = Path(__file__).with_name("security_table.json")
+POLY_LENS = (1024, 2048, 4096, 8192)
+SECRETS = ("gaussian", "ternary")
+WIDTHS = (3.2, 4.0, 6.4, 8.0, 12.8, 16.0, 25.6)
+LEVELS = (128, 192, 256)
+STEP = 0.5
+MARGIN = 0.25
+MARGIN_Q = 0.05
+
+
+def _key(poly_len: int, secret: str, width: float) -> str:
+    return f"{poly_len}|{secret}|{width:g}"
+
+
+@lru_cache(maxsize=1)
+def _table() -> dict[str, Any]:
+    if not TABLE_PATH.exists():
+        return {"entries": {}}
+    return json.loads(TABLE_PATH.read_text())
+
+
+def _grid_point(poly_len: int, noise_width: float, secret: str) -> str | None:
+    s = secret.strip().lower()
+    if s not in SECRETS:
+        return None
+    ns = [n for n in POLY_LENS if n <= poly_len]
+    ws = [w for w in WIDTHS if w <= noise_width + 1e-12]
+    if not ns or not ws:
+        return None
+    key = _key(ns[-1], s, ws[-1])
+    return key if key in _table()["entries"] else None
+
+
+@lru_cache(maxsize=4096)
+def _full_security(poly_len: int, log2_modulus: float, noise_width: float, secret: str) -> float:
+    from .spiral import security_report
+
+    q = max(3, round(2.0**log2_modulus))
+    bits = security_report(poly_len, q, noise_width, secret)["security_bits"]
+    return math.inf if bits is None else float(bits)
+
+
+def security_bits_fast(
+    poly_len: int, log2_modulus: float, noise_width: float, secret: str = "gaussian"
+) -> float:
+    """Security level (bits, MATZOV) from the cached table, conservative (see module doc)."""
+    key = _grid_point(poly_len, noise_width, secret)
+    if key is None:
+        return _full_security(poly_len, round(log2_modulus, 3), noise_width, secret)
+    e = _table()["entries"][key]
+    xs: list[float] = e["log2_q"]
+    ys: list[float] = e["bits"]
+    if log2_modulus <= xs[0]:
+        return ys[0] - MARGIN  # more secure than the table's first point; stay conservative
+    if log2_modulus >= xs[-1]:
+        if log2_modulus == xs[-1]:
+            return ys[-1] - MARGIN
+        return _full_security(poly_len, round(log2_modulus, 3), noise_width, secret)
+    j = bisect.bisect_right(xs, log2_modulus)
+    x0, x1, y0, y1 = xs[j - 1], xs[j], ys[j - 1], ys[j]
+    t = (log2_modulus - x0) / (x1 - x0)
+    return min(y0, y0 + t * (y1 - y0)) - MARGIN
+
+
+def max_log2_modulus(
+    poly_len: int, noise_width: float, secret: str = "gaussian", bits: int = 128
+) -> float:
+    """Largest log2 q keeping the ring at ≥ ``bits`` of security (MATZOV), conservative."""
+    if bits <= 0:
+        raise SpiralpirError(f"bits must be positive, got {bits}")
+    key = _grid_point(poly_len, noise_width, secret)
+    if key is not None:
+        e = _table()["entries"][key]
+        xs, ys = e["log2_q"], e["bits"]
+        if ys[0] - MARGIN >= bits >= ys[-1]:
+            lo, hi = xs[0], xs[-1]
+            for _ in range(40):
+                mid = (lo + hi) / 2
+                if security_bits_fast(poly_len, mid, noise_width, secret) >= bits:
+                    lo = mid
+                else:
+                    hi = mid
+            return lo - MARGIN_Q
+    return _max_log2_full(poly_len, noise_width, secret, bits)
+
+
+@lru_cache(maxsize=1024)
+def _max_log2_full(poly_len: int, noise_width: float, secret: str, bits: int) -> float:
+    lo, hi = 4.0, 220.0
+    if _full_security(poly_len, lo, noise_width, secret) < bits:
+        return 0.0
+    for _ in range(24):
+        mid = (lo + hi) / 2
+        if _full_security(poly_len, round(mid, 3), noise_width, secret) >= bits:
+            lo = mid
+        else:
+            hi = mid
+    return lo - MARGIN_Q
+
+
+# ----------------------------------------------------------------------------------------
+# generation
+
+
+def _entry(poly_len: int, secret: str, width: float) -> dict[str, Any]:
+    """Security on a log2 q grid covering 100–300 bits (clipped to what the estimator
+    supports), plus the bisected thresholds."""
+    xs: list[float] = []
+    ys: list[float] = []
+    x = 10.0
+    # walk up until below 100 bits; record from where the level drops under 320 bits
+    while x <= 220.0:
+        y = _full_security(poly_len, x, width, secret)
+        if y < 320:
+            xs.append(x)
+            ys.append(y)
+        if y < 100:
+            break
+        x += STEP
+    return {"log2_q": xs, "bits": ys}
+
+
+def generate(path: Path = TABLE_PATH) -> None:
+    from .spiral import version
+
+    entries: dict[str, Any] = {}
+    for n in POLY_LENS:
+        for s in SECRETS:
+            for w in WIDTHS:
+                entries[_key(n, s, w)] = _entry(n, s, w)
+                print(f"table: {_key(n, s, w)} done", file=sys.stderr, flush=True)
+    data = {
+        "generator": f"spiralpir {version()} (python -m spiralpir.estimator.table)",
+        "cost_model": "matzov",
+        "step": STEP,
+        "entries": entries,
+    }
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(data, indent=0, sort_keys=True) + "\n")
+    tmp.replace(path)
+    _table.cache_clear()
+
+
+if __name__ == "__main__":
+    generate()
