@@ -1,0 +1,76 @@
+"""Every checked-in build compiles against the shared runtime and answers random queries
+correctly at CI size; the sizes it measures equal the plan's estimates exactly."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from spiralpir.optimizer import builder, codegen, sizes
+from spiralpir.optimizer.cmd_bench import run_bench
+from spiralpir.optimizer.params import Parameters
+
+REPO = Path(__file__).resolve().parents[2]
+CHECKED_IN = ["demo", "spiral_2e20x256b", "spiral_2e18x30kb", "spiral_2e14x100kb"]
+SIZE_KEYS = ("query_bytes", "response_bytes", "public_params_bytes", "preprocessed_db_bytes")
+
+
+@pytest.fixture(scope="module")
+def instances() -> dict[str, builder.Instance]:
+    return {}
+
+
+def _built(cache: dict[str, builder.Instance], name: str) -> builder.Instance:
+    if name not in cache:
+        cache[name] = builder.build(REPO / "generated" / name, show_progress=False)
+    return cache[name]
+
+
+def _expected(lit: dict) -> dict[str, int]:
+    p = Parameters.from_literal(lit)
+    return {
+        "query_bytes": sizes.query_bytes(p),
+        "response_bytes": sizes.response_bytes(p),
+        "public_params_bytes": sizes.public_params_bytes(p),
+        "preprocessed_db_bytes": sizes.preprocessed_db_bytes(p),
+        "db_bytes": p.records * p.record_size,
+    }
+
+
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("name", CHECKED_IN)
+def test_ci_twin_answers_correctly_with_exact_sizes(name: str, instances: dict) -> None:
+    inst = _built(instances, name)
+    doc = json.loads((REPO / "generated" / name / "params.json").read_text())
+    report = run_bench(inst, trials=2, ci=True, threads=2, timeout=900)
+    assert report["correct"] is True
+    assert report["implicit_db"] is False
+    twin = _expected(codegen.ci_literal(doc["params"]))
+    full = _expected(doc["params"])
+    for key in (*SIZE_KEYS, "db_bytes"):
+        assert report[key] == twin[key], (key, report[key], twin[key])
+    # the message formats do not depend on the hypercube: the plan's figures hold exactly
+    for key in ("query_bytes", "response_bytes"):
+        assert report[key] == full[key]
+    for key in SIZE_KEYS:
+        if key in doc["estimate"]:
+            assert doc["estimate"][key] == full[key], (key, doc["estimate"][key], full[key])
+    assert report["server_seconds"] > 0
+    assert abs(report["throughput_bytes_per_second"]
+               - report["db_bytes"] / report["server_seconds"]) <= 1e-6 * report[
+                   "throughput_bytes_per_second"]
+
+
+@pytest.mark.timeout(1800)
+def test_demo_full_size_measures_the_plan(instances: dict) -> None:
+    """The demo database is small enough to bench at full size: every size matches."""
+    inst = _built(instances, "demo")
+    doc = json.loads((REPO / "generated" / "demo" / "params.json").read_text())
+    report = run_bench(inst, trials=1, threads=2, timeout=900)
+    assert report["correct"] is True
+    full = _expected(doc["params"])
+    for key in (*SIZE_KEYS, "db_bytes"):
+        assert report[key] == full[key], (key, report[key], full[key])
+        if key in doc["estimate"]:
+            assert report[key] == doc["estimate"][key], key

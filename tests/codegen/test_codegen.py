@@ -1,0 +1,138 @@
+"""Code generation: checked-in builds regenerate without a diff, banners, strict inputs,
+atomic writes, and the generated static_asserts reject wrong constants."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from spiralpir.optimizer import codegen
+from spiralpir.optimizer.errors import SpiralpirError
+
+REPO = Path(__file__).resolve().parents[2]
+GENERATED = REPO / "generated"
+CHECKED_IN = ["demo", "spiral_2e20x256b", "spiral_2e18x30kb", "spiral_2e14x100kb"]
+MIN_BITS = 128.0
+
+
+def _doc(name: str) -> dict:
+    return json.loads((GENERATED / name / "params.json").read_text())
+
+
+@pytest.mark.parametrize("name", CHECKED_IN)
+def test_regenerating_gives_no_diff(name: str, tmp_path: Path) -> None:
+    doc = _doc(name)
+    out = codegen.generate(name, doc["params"], doc["estimate"], tmp_path)
+    on_disk = sorted(p.name for p in (GENERATED / name).iterdir() if p.is_file())
+    fresh = sorted(p.name for p in out.iterdir() if p.is_file())
+    assert on_disk == fresh
+    for fname in fresh:
+        assert (out / fname).read_text() == (GENERATED / name / fname).read_text(), (
+            f"generated/{name}/{fname} is stale: run `{codegen.reproduce_command(name)}`"
+        )
+
+
+@pytest.mark.parametrize("name", CHECKED_IN)
+def test_checked_in_params_are_secure(name: str) -> None:
+    doc = _doc(name)
+    bits = doc["security"]["security_bits"]
+    assert bits is not None and bits >= MIN_BITS, f"{name}: {bits} bits < {MIN_BITS}"
+    # vanilla Spiral, validated by the parameter layer
+    params = codegen.normalize_params(doc["params"])
+    assert params == doc["params"]
+    assert params["variant"] == "spiral"
+
+
+@pytest.mark.parametrize("name", CHECKED_IN)
+def test_banner_on_every_file(name: str) -> None:
+    for path in sorted((GENERATED / name).iterdir()):
+        if path.name == "params.json":
+            continue
+        head = "\n".join(path.read_text().splitlines()[:4])
+        assert "DO NOT EDIT" in head, path
+        assert codegen.reproduce_command(name) in head, path
+        assert codegen.GENERATOR_VERSION in head, path
+        assert re.search(r"sha256 of inputs: [0-9a-f]{64}", head), path
+        assert not re.search(r"\b20\d\d-\d\d-\d\d\b", path.read_text()), f"date in {path}"
+
+
+def test_identifiers_carry_the_name() -> None:
+    hpp = (GENERATED / "demo" / "params.hpp").read_text()
+    assert "struct demo_params {" in hpp and "struct demo_ci_params : demo_params" in hpp
+    assert "SPIRALPIR_DEFINE_C_API(spiralpir_demo, demo_params)" in (
+        GENERATED / "demo" / "instance.cpp").read_text()
+
+
+def test_generation_is_deterministic_and_atomic(tmp_path: Path) -> None:
+    doc = _doc("demo")
+    sec = doc["security"]
+    a = codegen.generate("twin_a", doc["params"], doc["estimate"], tmp_path, security=sec)
+    first = {p.name: p.read_bytes() for p in a.iterdir()}
+    codegen.generate("twin_a", doc["params"], doc["estimate"], tmp_path, security=sec)
+    assert {p.name: p.read_bytes() for p in a.iterdir()} == first
+    assert not [p for p in a.iterdir() if p.name.startswith(".")], "temporary files left"
+
+
+def test_strict_inputs(tmp_path: Path) -> None:
+    doc = _doc("demo")
+    bad = dict(doc["params"], bogus=1)
+    with pytest.raises(SpiralpirError, match="bogus"):
+        codegen.generate("x", bad, {}, tmp_path, security={})
+    with pytest.raises(SpiralpirError, match="unknown top-level"):
+        codegen.parse_plan_document({**doc, "extra": 1})
+    with pytest.raises(SpiralpirError, match="invalid build name"):
+        codegen.render("Bad-Name", doc)
+    missing = dict(doc["params"])
+    del missing["moduli"]
+    with pytest.raises(SpiralpirError, match="moduli"):
+        codegen.normalize_params(missing)
+    assert not (tmp_path / "x").exists()
+
+
+def test_templates_are_strict() -> None:
+    import jinja2
+
+    env = codegen._environment()
+    with pytest.raises(jinja2.UndefinedError):
+        env.get_template("instance.cpp.j2").render(name="x")
+
+
+def test_ci_twin_is_smaller_and_fits() -> None:
+    from spiralpir.optimizer.params import Parameters
+
+    for name in CHECKED_IN:
+        lit = _doc(name)["params"]
+        twin = Parameters.from_literal(codegen.ci_literal(lit))  # validates capacity
+        full = Parameters.from_literal(lit)
+        assert twin.nu_1 <= full.nu_1 and twin.nu_2 <= full.nu_2
+        assert twin.records <= full.records and twin.records <= twin.capacity
+        assert (twin.moduli, twin.poly_len, twin.t_gsw, twin.p, twin.instances) == (
+            full.moduli, full.poly_len, full.t_gsw, full.p, full.instances)
+
+
+@pytest.mark.parametrize("corrupt", [
+    ("inline constexpr std::uint64_t q2 = ", "q2"),
+    ("inline constexpr std::array<std::uint64_t, num_moduli> ntt_psi = { ", "moduli"),
+    ("inline constexpr std::array<std::uint64_t, num_moduli> crt_hat_inv = { ", "moduli"),
+    ("inline constexpr unsigned gadget_bits_gsw = ", "t_gsw"),
+    ("inline constexpr std::uint64_t max_lazy_products = ", "lazy"),
+])
+def test_static_asserts_reject_wrong_constants(corrupt: tuple[str, str], tmp_path: Path) -> None:
+    prefix, what = corrupt
+    src = (GENERATED / "demo" / "params.hpp").read_text()
+    start = src.index(prefix) + len(prefix)
+    m = re.match(r"\d+", src[start:])
+    assert m, prefix
+    wrong = src[:start] + str(int(m.group()) + 2) + src[start + len(m.group()):]
+    for text, ok in ((src, True), (wrong, False)):
+        (tmp_path / "params.hpp").write_text(text)
+        (tmp_path / "t.cpp").write_text('#include "params.hpp"\nint main() { return 0; }\n')
+        proc = subprocess.run(
+            ["c++", "-std=c++20", "-fsyntax-only", f"-I{REPO / 'runtime' / 'include'}",
+             f"-I{tmp_path}", str(tmp_path / "t.cpp")], capture_output=True, text=True)
+        assert (proc.returncode == 0) == ok, proc.stderr[-2000:]
+        if not ok:
+            assert "static assertion failed" in proc.stderr

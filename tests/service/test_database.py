@@ -1,0 +1,71 @@
+"""Database inputs: binary, directory and JSON Lines; padding; errors that name the record
+and both shapes; the sample database."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from pathlib import Path
+
+import pytest
+from spiralpir.optimizer import database, sampledb
+from spiralpir.optimizer.errors import SpiralpirError
+
+
+def test_binary_records(tmp_path: Path) -> None:
+    data = random.randbytes(24 * 10)
+    (tmp_path / "db.bin").write_bytes(data)
+    recs = database.read_records(tmp_path / "db.bin", planned_size=32, record_size=24)
+    assert (recs.num_records, recs.record_size) == (10, 24)
+    assert recs.record(3) == data[72:96]
+    fitted = database.fit_to_build(recs, 100, 32, "demo")
+    assert fitted.record(3) == data[72:96] + bytes(8)
+    with pytest.raises(SpiralpirError, match="not a multiple of the record size 7"):
+        database.read_records(tmp_path / "db.bin", planned_size=32, record_size=7)
+
+
+def test_variable_values_are_padded_never_cut(tmp_path: Path) -> None:
+    lines = [json.dumps("héllo"), json.dumps({"hex": "00ff"}), json.dumps({"base64": "AAE="}),
+             "", json.dumps({"text": "x" * 16})]
+    (tmp_path / "db.jsonl").write_text("\n".join(lines) + "\n")
+    recs = database.read_records(tmp_path / "db.jsonl", planned_size=16)
+    assert recs.num_records == 4 and recs.record_size == 16
+    assert recs.record(0) == "héllo".encode() + bytes(10)
+    assert recs.record(1) == b"\x00\xff" + bytes(14)
+    assert recs.record(2) == b"\x00\x01" + bytes(14)
+    (tmp_path / "long.jsonl").write_text(json.dumps("a") + "\n" + json.dumps("b" * 17) + "\n")
+    with pytest.raises(SpiralpirError, match=r"record 1 \(line 2 of .*\) is 17 bytes"):
+        database.read_records(tmp_path / "long.jsonl", planned_size=16)
+    (tmp_path / "bad.jsonl").write_text('{"oops": "1"}\n')
+    with pytest.raises(SpiralpirError, match="line 1"):
+        database.read_records(tmp_path / "bad.jsonl", planned_size=16)
+
+
+def test_directory_of_values(tmp_path: Path) -> None:
+    d = tmp_path / "values"
+    d.mkdir()
+    (d / "b.txt").write_bytes(b"second")
+    (d / "a.txt").write_bytes(b"first")
+    recs = database.read_records(d, planned_size=8)
+    assert [recs.record(0), recs.record(1)] == [b"first\0\0\0", b"second\0\0"]
+    (d / "c.txt").write_bytes(b"123456789")
+    with pytest.raises(SpiralpirError, match="record 2 \\(file c.txt\\) is 9 bytes"):
+        database.read_records(d, planned_size=8)
+
+
+def test_shape_mismatch_names_both_shapes(tmp_path: Path) -> None:
+    (tmp_path / "db.bin").write_bytes(bytes(64 * 5))
+    recs = database.read_records(tmp_path / "db.bin", planned_size=32, record_size=64)
+    with pytest.raises(SpiralpirError) as exc:
+        database.fit_to_build(recs, 4, 32, "demo")
+    msg = str(exc.value)
+    assert "5 records x 64 bytes" in msg and "4 records x 32 bytes" in msg and "demo" in msg
+
+
+def test_sample_db_is_deterministic(tmp_path: Path) -> None:
+    path = sampledb.write_sample_db(tmp_path / "s.db")
+    data = path.read_bytes()
+    assert len(data) == sampledb.SAMPLE_RECORDS * sampledb.SAMPLE_RECORD_SIZE
+    i = random.randrange(sampledb.SAMPLE_RECORDS)
+    assert data[32 * i : 32 * (i + 1)] == hashlib.sha256(i.to_bytes(8, "big")).digest()

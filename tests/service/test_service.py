@@ -1,0 +1,183 @@
+"""The product path with real processes: `spiralpir serve` on a free loopback port, real
+`spiralpir query` clients, restart on the saved preprocessed file, and hostile input."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import requests
+from spiralpir.optimizer import builder, sampledb
+from spiralpir.optimizer.instance import Build, ClientKeys
+from spiralpir.optimizer.server import CLIENT_HEADER
+
+REPO = Path(__file__).resolve().parents[2]
+DEMO = REPO / "generated" / "demo"
+CLI = [sys.executable, "-m", "spiralpir.optimizer.cli"]
+
+
+class ServerProcess:
+    def __init__(self, db: Path, pre: Path, log: Path) -> None:
+        self.log = log
+        cmd = [*CLI, "serve", "--build", str(DEMO), "--db", str(db), "--port", "0",
+               "--threads", "2", "--preprocessed", str(pre)]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=open(log, "w"),
+                                     text=True)
+        assert self.proc.stdout is not None
+        deadline = time.time() + 600
+        self.url = ""
+        while time.time() < deadline:
+            line = self.proc.stdout.readline()
+            if not line:
+                break
+            if line.startswith("listening on "):
+                self.url = line.split()[-1]
+                break
+        assert self.url, f"server did not start:\n{log.read_text()[-3000:]}"
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+@pytest.fixture(scope="module")
+def inst() -> builder.Instance:
+    return builder.build(DEMO, show_progress=False)
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("service")
+    sampledb.write_sample_db(d / "sample.db")
+    return d
+
+
+@pytest.fixture(scope="module")
+def server(inst: builder.Instance, workdir: Path) -> Iterator[ServerProcess]:
+    srv = ServerProcess(workdir / "sample.db", workdir / "sample.pre", workdir / "server1.log")
+    yield srv
+    srv.stop()
+
+
+def run_query(url: str, index: int, state: Path, out: Path) -> dict:
+    proc = subprocess.run(
+        [*CLI, "query", "--server", url, "--index", str(index), "--state", str(state),
+         "--out", str(out), "--json"], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_private_queries_with_real_clients(server: ServerProcess, workdir: Path) -> None:
+    rng = random.Random()
+    state = workdir / "client-a.json"
+    for k, index in enumerate([rng.randrange(sampledb.SAMPLE_RECORDS) for _ in range(3)]):
+        out = workdir / f"rec{k}.bin"
+        report = run_query(server.url, index, state, out)
+        assert out.read_bytes() == sampledb.sample_record(index)
+        assert bytes.fromhex(report["record_hex"]) == sampledb.sample_record(index)
+        # public parameters go up once per client state, then never again
+        assert (report["public_params_bytes_uploaded"] > 0) == (k == 0)
+        assert report["query_bytes"] > 0 and report["response_bytes"] > 0
+    assert state.stat().st_mode & 0o077 == 0, "client state must not be world-readable"
+
+
+def test_concurrent_clients(server: ServerProcess, workdir: Path) -> None:
+    rng = random.Random()
+    indices = [rng.randrange(sampledb.SAMPLE_RECORDS) for _ in range(3)]
+    procs = []
+    for k, index in enumerate(indices):
+        cmd = [*CLI, "query", "--server", server.url, "--index", str(index),
+               "--state", str(workdir / f"conc{k}.json"), "--out", str(workdir / f"conc{k}.bin")]
+        procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                      text=True))
+    for k, (p, index) in enumerate(zip(procs, indices, strict=True)):
+        _, err = p.communicate(timeout=600)
+        assert p.returncode == 0, err
+        assert (workdir / f"conc{k}.bin").read_bytes() == sampledb.sample_record(index)
+
+
+def test_hostile_input_gets_4xx_and_server_survives(server: ServerProcess,
+                                                     inst: builder.Instance) -> None:
+    full = Build(inst)
+    twin = Build(inst, ci=True)  # same build, different parameters (a foreign client)
+    keys = ClientKeys.new(full.lib)
+    foreign = ClientKeys.new(twin.lib)
+    url = server.url
+    r = requests.post(url + "/v1/setup", data=keys.public_params(), timeout=120)
+    assert r.status_code == 200, r.text
+    cid = r.json()["client_id"]
+    index = random.randrange(sampledb.SAMPLE_RECORDS)
+    query = keys.query(index)
+    hdr = {CLIENT_HEADER: cid}
+
+    def post(data: bytes, headers: dict | None = None) -> requests.Response:
+        return requests.post(url + "/v1/query", data=data, headers=headers, timeout=120)
+
+    cases = {
+        "truncated": (post(query[: len(query) // 2], hdr), 400),
+        "oversized": (post(query + bytes(100_000), hdr), 413),
+        "garbage": (post(bytes(len(query)), hdr), 400),
+        "flipped header": (post(b"XXXX" + query[4:], hdr), 400),
+        "foreign params": (post(foreign.query(0), hdr), 400),
+        "no client id": (post(query), 400),
+        "unknown client": (post(query, {CLIENT_HEADER: "0" * 32}), 404),
+        "empty": (post(b"", hdr), 400),
+        "foreign setup": (requests.post(url + "/v1/setup", data=foreign.public_params(),
+                                        timeout=120), 400),
+        "truncated setup": (requests.post(url + "/v1/setup", data=keys.public_params()[:1000],
+                                          timeout=120), 400),
+    }
+    for what, (resp, status) in cases.items():
+        assert resp.status_code == status, (what, resp.status_code, resp.text)
+        assert resp.json()["error"], what
+    assert requests.get(url + "/v1/health", timeout=30).json()["status"] == "ok"
+    # and the server still answers correctly
+    resp = post(query, hdr)
+    assert resp.status_code == 200, resp.text
+    assert keys.decode(index, resp.content, full.record_size) == sampledb.sample_record(index)
+    info = requests.get(url + "/v1/params", timeout=30).json()
+    assert info["build"] == "demo" and info["num_records"] == sampledb.SAMPLE_RECORDS
+    assert info["sizes"]["query_bytes"] == len(query)
+
+
+def test_restart_maps_the_saved_preprocessed_file(server: ServerProcess, workdir: Path) -> None:
+    server.stop()
+    assert (workdir / "sample.pre").is_file()
+    again = ServerProcess(workdir / "sample.db", workdir / "sample.pre",
+                          workdir / "server2.log")
+    try:
+        assert "mapped preprocessed database" in again.log.read_text()
+        index = random.randrange(sampledb.SAMPLE_RECORDS)
+        out = workdir / "after-restart.bin"
+        # the old client state: its id is unknown to the new process, so it re-uploads
+        report = run_query(again.url, index, workdir / "client-a.json", out)
+        assert out.read_bytes() == sampledb.sample_record(index)
+        assert report["public_params_bytes_uploaded"] > 0
+    finally:
+        again.stop()
+
+
+def test_serve_rejects_wrong_shapes_and_long_values(inst: builder.Instance,
+                                                   workdir: Path) -> None:
+    too_many = workdir / "too-many.db"
+    sampledb.write_sample_db(too_many, sampledb.SAMPLE_RECORDS + 1)
+    long_value = workdir / "long.jsonl"
+    long_value.write_text('"short"\n' + json.dumps("x" * 33) + "\n")
+    for db, needle in ((too_many, "65537 records x 32 bytes"), (long_value, "record 1")):
+        proc = subprocess.run([*CLI, "serve", "--build", str(DEMO), "--db", str(db), "--port",
+                               "0", "--no-cache"], capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 2, proc.stderr
+        assert needle in proc.stderr, proc.stderr
+        assert proc.stderr.count("\n") <= 2, "one-line error, no traceback"
