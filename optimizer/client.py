@@ -58,7 +58,7 @@ class PirClient:
 
     def __init__(self, server_url: str, build: Build | None = None,
                  source_dir: Path | None = None, build_dir: Path | None = None,
-                 state_path: Path | None = None, timeout: float = 600.0,
+                 state_path: Path | str | None = None, timeout: float = 600.0,
                  show_progress: bool = False) -> None:
         import requests
 

@@ -288,10 +288,11 @@ class Build:
         return int(self.params["record_size"])
 
 
-def open_build(source_dir: Path, build_dir: Path | None = None, ci: bool = False,
+def open_build(source_dir: Path | str, build_dir: Path | str | None = None, ci: bool = False,
                show_progress: bool = True) -> Build:
     """Build generated/NAME if needed (incremental) and load its library."""
     from spiralpir.optimizer import builder
 
-    inst = builder.build(source_dir, build_dir, show_progress=show_progress)
+    inst = builder.build(Path(source_dir), Path(build_dir) if build_dir else None,
+                         show_progress=show_progress)
     return Build(inst, ci=ci)

@@ -44,8 +44,8 @@ class PirServer:
     """One build serving one database."""
 
     def __init__(self, build: Build, records: database.Records | None = None,
-                 db_path: Path | None = None, threads: int = 0,
-                 preprocessed: Path | None = None, max_clients: int = 32,
+                 db_path: Path | str | None = None, threads: int = 0,
+                 preprocessed: Path | str | None = None, max_clients: int = 32,
                  progress: bool = True, log: Callable[[str], None] | None = None) -> None:
         self.build = build
         self.lib = build.lib
@@ -60,7 +60,8 @@ class PirServer:
         if records is None:
             if db_path is None:
                 raise SpiralpirError("PirServer needs records or a db_path")
-            records = database.read_records(db_path, build.record_size)
+            records = database.read_records(Path(db_path), build.record_size)
+        preprocessed = Path(preprocessed) if preprocessed is not None else None
         records = database.fit_to_build(records, build.num_records, build.record_size,
                                         build.label)
         self.num_records = records.num_records

@@ -37,7 +37,11 @@ def test_regenerating_gives_no_diff(name: str, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name", CHECKED_IN)
 def test_checked_in_params_are_secure(name: str) -> None:
+    from spiralpir.estimator.gate import check_params_file
+
     doc = _doc(name)
+    report = check_params_file(GENERATED / name / "params.json", floor=MIN_BITS)  # E's gate
+    assert report == doc["security"]
     bits = doc["security"]["security_bits"]
     assert bits is not None and bits >= MIN_BITS, f"{name}: {bits} bits < {MIN_BITS}"
     # vanilla Spiral, validated by the parameter layer
