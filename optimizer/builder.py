@@ -1,6 +1,6 @@
 """Building generated instances: one shared runtime build, reused, then CMake per instance.
 
-Layout under the build directory (default ``<repo>/build/spiralpir``)::
+Layout under the build directory (default ``<repo>/build/spiralpir``, or $SPIRALPIR_BUILD_DIR)::
 
     runtime/            CMake build tree of the shared runtime (configured once)
     runtime-install/    its install prefix; instances find_package(spiralpirRuntime) here
@@ -27,7 +27,8 @@ from pathlib import Path
 from spiralpir.optimizer.errors import SpiralpirError
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_BUILD_DIR = REPO_ROOT / "build" / "spiralpir"
+# default build root; SPIRALPIR_BUILD_DIR overrides it (e.g. to share one runtime build)
+DEFAULT_BUILD_DIR = Path(os.environ.get("SPIRALPIR_BUILD_DIR") or REPO_ROOT / "build" / "spiralpir")
 _NINJA_STATUS = re.compile(r"^\[(\d+)/(\d+)\]")
 
 
