@@ -1,0 +1,102 @@
+// crt.hpp — moving between residues mod p_i and integers mod q = Π p_i (q < 2^128).
+//
+// API (namespace spiralpir, R a RingSpec):
+//   crt_compose<R>(const uint64_t* residues)      -> u128 in [0, q)      (residues[i] ∈ [0, p_i))
+//   crt_compose<R>(std::array<uint64_t,k>)        same
+//   crt_decompose<R>(u128 x)                      -> std::array<uint64_t,k>, x mod p_i (any x)
+//   centered_lift<R>(u128 x)                      -> i128 in (−q/2, q/2]  (x ∈ [0, q))
+//   round_modswitch(u128 x, u128 q, uint64_t q_to)-> round(x·q_to / q) mod q_to, exact (ties up),
+//                                                   x ∈ [0, q); q_to < 2^64
+//   round_modswitch<R>(u128 x, uint64_t q_to)     same with q = modulus<R>()
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "spiralpir/modarith.hpp"
+#include "spiralpir/ring.hpp"
+#include "spiralpir/tables.hpp"
+
+namespace spiralpir {
+
+// (a + b) mod q for a, b ∈ [0, q), q ≤ 2^128 (the sum may wrap past 2^128).
+inline u128 add_mod128(u128 a, u128 b, u128 q) {
+  u128 s = a + b;
+  return (s < a || s >= q) ? s - q : s;
+}
+
+template <class R>
+u128 crt_compose(const std::uint64_t* residues) {
+  const auto& t = tables<R>();
+  const u128 q = modulus<R>();
+  u128 x = 0;
+  for (std::size_t i = 0; i < R::num_primes; ++i) {
+    // x_i·(q/p_i)·((q/p_i)^{-1} mod p_i): the first factor is reduced mod p_i so the product
+    // stays below q.
+    const std::uint64_t c = mul_shoup(residues[i], t.crt_inv[i], t.crt_inv_shoup[i], R::primes[i]);
+    x = add_mod128(x, static_cast<u128>(c) * t.crt_hat[i] % q, q);
+  }
+  return x;
+}
+
+template <class R>
+u128 crt_compose(const std::array<std::uint64_t, R::num_primes>& residues) {
+  return crt_compose<R>(residues.data());
+}
+
+template <class R>
+std::array<std::uint64_t, R::num_primes> crt_decompose(u128 x) {
+  std::array<std::uint64_t, R::num_primes> r{};
+  for (std::size_t i = 0; i < R::num_primes; ++i) r[i] = barrett_reduce128(x, R::primes[i]);
+  return r;
+}
+
+template <class R>
+i128 centered_lift(u128 x) {
+  const u128 q = modulus<R>();
+  return x > q / 2 ? -static_cast<i128>(q - x) : static_cast<i128>(x);
+}
+
+// round(x·q_to/q) with ties rounded up. q is odd (a product of odd primes), so
+// ⌊x·q_to/q + 1/2⌋ = ⌊(x·q_to + (q−1)/2) / q⌋, computed exactly with a 256-bit numerator.
+inline std::uint64_t round_modswitch(u128 x, u128 q, std::uint64_t q_to) {
+  const u128 half = q >> 1;
+  if (q < (static_cast<u128>(1) << 63)) {
+    // Fast path: x·q_to + q/2 < 2^63·2^64 + 2^62 < 2^128.
+    return static_cast<std::uint64_t>((x * q_to + half) / q % q_to);
+  }
+  // N = x·q_to + ⌊q/2⌋ as four 64-bit limbs, little-endian.
+  std::uint64_t n[4] = {0, 0, 0, 0};
+  {
+    const std::uint64_t xl = static_cast<std::uint64_t>(x), xh = static_cast<std::uint64_t>(x >> 64);
+    const u128 lo = static_cast<u128>(xl) * q_to;
+    const u128 hi = static_cast<u128>(xh) * q_to + (lo >> 64);
+    u128 s = static_cast<u128>(static_cast<std::uint64_t>(lo)) + static_cast<std::uint64_t>(half);
+    n[0] = static_cast<std::uint64_t>(s);
+    s = static_cast<u128>(static_cast<std::uint64_t>(hi)) + static_cast<std::uint64_t>(half >> 64) + (s >> 64);
+    n[1] = static_cast<std::uint64_t>(s);
+    s = static_cast<u128>(static_cast<std::uint64_t>(hi >> 64)) + (s >> 64);
+    n[2] = static_cast<std::uint64_t>(s);
+    n[3] = static_cast<std::uint64_t>(s >> 64);
+  }
+  // Restoring long division by q, one bit at a time. The running remainder is < q < 2^128, so
+  // after the shift it needs 129 bits: `top` holds bit 128. Only the quotient mod q_to is kept.
+  const Barrett128 red(q_to);
+  u128 rem = 0;
+  u128 quot = 0;
+  for (int bit = 255; bit >= 0; --bit) {
+    const bool top = (rem >> 127) != 0;
+    rem = (rem << 1) | ((n[bit / 64] >> (bit % 64)) & 1);
+    const bool ge = top || rem >= q;
+    if (ge) rem -= q;  // exact modulo 2^128: the true difference is < q
+    quot = red.reduce(quot * 2 + (ge ? 1 : 0));
+  }
+  return static_cast<std::uint64_t>(quot);
+}
+
+template <class R>
+std::uint64_t round_modswitch(u128 x, std::uint64_t q_to) {
+  return round_modswitch(x, modulus<R>(), q_to);
+}
+
+}  // namespace spiralpir

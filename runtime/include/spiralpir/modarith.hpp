@@ -1,0 +1,127 @@
+// modarith.hpp — scalar modular arithmetic for word-sized moduli (p < 2^62).
+//
+// API (all constexpr, namespace spiralpir):
+//   u128 / i128                 128-bit integer aliases
+//   mul_mod(a,b,p), pow_mod(a,e,p), inv_mod(a,p), add_mod/sub_mod (inputs in [0,p))
+//   is_prime(n)                 deterministic Miller–Rabin for n < 2^64
+//   shoup_precompute(w,p)       floor(w·2^64/p), the Shoup companion of a constant w < p
+//   mul_shoup_lazy(x,w,w',p)    x·w mod p in [0, 2p) for any 64-bit x
+//   mul_shoup(x,w,w',p)         same, reduced to [0, p)
+//   barrett_reduce128(x, p)     x mod p for a 128-bit x (exact, division-free after setup)
+//   bit_length(x)
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+
+namespace spiralpir {
+
+using u128 = unsigned __int128;
+using i128 = __int128;
+
+constexpr unsigned bit_length(u128 x) {
+  unsigned n = 0;
+  while (x != 0) {
+    ++n;
+    x >>= 1;
+  }
+  return n;
+}
+
+constexpr std::uint64_t mul_mod(std::uint64_t a, std::uint64_t b, std::uint64_t p) {
+  return static_cast<std::uint64_t>(static_cast<u128>(a) * b % p);
+}
+
+constexpr std::uint64_t add_mod(std::uint64_t a, std::uint64_t b, std::uint64_t p) {
+  std::uint64_t s = a + b;
+  return s >= p ? s - p : s;
+}
+
+constexpr std::uint64_t sub_mod(std::uint64_t a, std::uint64_t b, std::uint64_t p) {
+  return a >= b ? a - b : a + p - b;
+}
+
+constexpr std::uint64_t pow_mod(std::uint64_t a, std::uint64_t e, std::uint64_t p) {
+  std::uint64_t r = 1 % p;
+  a %= p;
+  while (e != 0) {
+    if (e & 1) r = mul_mod(r, a, p);
+    a = mul_mod(a, a, p);
+    e >>= 1;
+  }
+  return r;
+}
+
+// Inverse by Fermat: only valid for prime p (every modulus of a ring is prime).
+constexpr std::uint64_t inv_mod(std::uint64_t a, std::uint64_t p) { return pow_mod(a, p - 2, p); }
+
+constexpr bool is_prime(std::uint64_t n) {
+  if (n < 2) return false;
+  for (std::uint64_t s : {2ULL, 3ULL, 5ULL, 7ULL, 11ULL, 13ULL, 17ULL, 19ULL, 23ULL, 29ULL, 31ULL, 37ULL}) {
+    if (n % s == 0) return n == s;
+  }
+  std::uint64_t d = n - 1;
+  unsigned r = 0;
+  while ((d & 1) == 0) {
+    d >>= 1;
+    ++r;
+  }
+  // These 12 bases are a deterministic witness set for every n < 2^64.
+  for (std::uint64_t a : {2ULL, 3ULL, 5ULL, 7ULL, 11ULL, 13ULL, 17ULL, 19ULL, 23ULL, 29ULL, 31ULL, 37ULL}) {
+    std::uint64_t x = pow_mod(a, d, n);
+    if (x == 1 || x == n - 1) continue;
+    bool composite = true;
+    for (unsigned i = 1; i < r && composite; ++i) {
+      x = mul_mod(x, x, n);
+      if (x == n - 1) composite = false;
+    }
+    if (composite) return false;
+  }
+  return true;
+}
+
+constexpr std::uint64_t shoup_precompute(std::uint64_t w, std::uint64_t p) {
+  return static_cast<std::uint64_t>((static_cast<u128>(w) << 64) / p);
+}
+
+// Shoup: q̂ = ⌊x·w'/2^64⌋ underestimates ⌊x·w/p⌋ by at most 1, so x·w − q̂·p ∈ [0, 2p).
+constexpr std::uint64_t mul_shoup_lazy(std::uint64_t x, std::uint64_t w, std::uint64_t w_shoup,
+                                       std::uint64_t p) {
+  std::uint64_t q = static_cast<std::uint64_t>((static_cast<u128>(x) * w_shoup) >> 64);
+  return x * w - q * p;
+}
+
+constexpr std::uint64_t mul_shoup(std::uint64_t x, std::uint64_t w, std::uint64_t w_shoup,
+                                  std::uint64_t p) {
+  std::uint64_t r = mul_shoup_lazy(x, w, w_shoup, p);
+  return r >= p ? r - p : r;
+}
+
+// Barrett reduction of a 128-bit value by a word modulus, via a 128-bit reciprocal
+// m = ⌊2^128 / p⌋ split in two words. Used for lazily accumulated 128-bit sums.
+struct Barrett128 {
+  std::uint64_t p = 0;
+  u128 m = 0;  // ⌊(2^128 − 1)/p⌋
+
+  constexpr Barrett128() = default;
+  constexpr explicit Barrett128(std::uint64_t modulus) : p(modulus), m(~static_cast<u128>(0) / modulus) {}
+
+  constexpr std::uint64_t reduce(u128 x) const {
+    // q̂ = high 128 bits of x·m; it is ⌊x/p⌋ or one or two less.
+    std::uint64_t xl = static_cast<std::uint64_t>(x), xh = static_cast<std::uint64_t>(x >> 64);
+    std::uint64_t ml = static_cast<std::uint64_t>(m), mh = static_cast<std::uint64_t>(m >> 64);
+    u128 ll = static_cast<u128>(xl) * ml;
+    u128 lh = static_cast<u128>(xl) * mh;
+    u128 hl = static_cast<u128>(xh) * ml;
+    u128 hh = static_cast<u128>(xh) * mh;
+    u128 mid = (ll >> 64) + static_cast<std::uint64_t>(lh) + static_cast<std::uint64_t>(hl);
+    u128 q = hh + (lh >> 64) + (hl >> 64) + (mid >> 64);
+    u128 r = x - q * p;
+    while (r >= p) r -= p;
+    return static_cast<std::uint64_t>(r);
+  }
+};
+
+constexpr std::uint64_t barrett_reduce128(u128 x, std::uint64_t p) { return Barrett128(p).reduce(x); }
+
+}  // namespace spiralpir

@@ -1,0 +1,33 @@
+// pointwise.hpp — coefficient-wise kernels over one prime (the NTT-domain product).
+//
+// API (namespace spiralpir; n words, modulus p < 2^50; vector paths need p < 2^30):
+//   pointwise_mul(out, a, b, n, p)         out = a·b mod p;        a, b ∈ [0, p) → out ∈ [0, p)
+//   pointwise_mul_add(acc, a, b, n, p)     acc = acc + a·b mod p;  acc, a, b ∈ [0, p) → [0, p)
+//   pointwise_mul_add_lazy(acc, a, b, n)   acc += a·b with no reduction (p < 2^32): the caller
+//                                          bounds the number of terms by max_lazy_terms<R>()
+//   reduce_words(a, n, p)                  any 64-bit words → [0, p)
+//   each also takes an explicit Path (throws if unavailable); otherwise active_path().
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "spiralpir/cpu_features.hpp"
+
+namespace spiralpir {
+
+void pointwise_mul(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,
+                   std::uint64_t p);
+void pointwise_mul_add(std::uint64_t* acc, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,
+                       std::uint64_t p);
+void pointwise_mul_add_lazy(std::uint64_t* acc, const std::uint64_t* a, const std::uint64_t* b, std::size_t n);
+void reduce_words(std::uint64_t* a, std::size_t n, std::uint64_t p);
+
+void pointwise_mul(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,
+                   std::uint64_t p, Path path);
+void pointwise_mul_add(std::uint64_t* acc, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,
+                       std::uint64_t p, Path path);
+void pointwise_mul_add_lazy(std::uint64_t* acc, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,
+                            Path path);
+
+}  // namespace spiralpir

@@ -1,0 +1,140 @@
+// ChaCha20 keystream generator (Bernstein 2008; block function as in RFC 8439) and getrandom.
+#include <sys/random.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "spiralpir/random.hpp"
+
+namespace spiralpir {
+namespace {
+
+constexpr std::uint32_t rotl(std::uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
+
+inline void quarter(std::uint32_t& a, std::uint32_t& b, std::uint32_t& c, std::uint32_t& d) {
+  a += b, d ^= a, d = rotl(d, 16);
+  c += d, b ^= c, b = rotl(b, 12);
+  a += b, d ^= a, d = rotl(d, 8);
+  c += d, b ^= c, b = rotl(b, 7);
+}
+
+void chacha20_block(const std::array<std::uint32_t, 16>& in, std::uint8_t out[64]) {
+  std::array<std::uint32_t, 16> x = in;
+  for (int i = 0; i < 10; ++i) {
+    quarter(x[0], x[4], x[8], x[12]);
+    quarter(x[1], x[5], x[9], x[13]);
+    quarter(x[2], x[6], x[10], x[14]);
+    quarter(x[3], x[7], x[11], x[15]);
+    quarter(x[0], x[5], x[10], x[15]);
+    quarter(x[1], x[6], x[11], x[12]);
+    quarter(x[2], x[7], x[8], x[13]);
+    quarter(x[3], x[4], x[9], x[14]);
+  }
+  for (int i = 0; i < 16; ++i) {
+    const std::uint32_t v = x[i] + in[i];
+    // Little-endian serialisation, independent of the host byte order.
+    out[4 * i + 0] = static_cast<std::uint8_t>(v);
+    out[4 * i + 1] = static_cast<std::uint8_t>(v >> 8);
+    out[4 * i + 2] = static_cast<std::uint8_t>(v >> 16);
+    out[4 * i + 3] = static_cast<std::uint8_t>(v >> 24);
+  }
+}
+
+std::uint32_t load_le32(const std::uint8_t* p) {
+  return static_cast<std::uint32_t>(p[0]) | (static_cast<std::uint32_t>(p[1]) << 8) |
+         (static_cast<std::uint32_t>(p[2]) << 16) | (static_cast<std::uint32_t>(p[3]) << 24);
+}
+
+}  // namespace
+
+void os_entropy(void* out, std::size_t n) {
+  auto* p = static_cast<std::uint8_t*>(out);
+  while (n > 0) {
+    const ssize_t got = getrandom(p, n, 0);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      throw std::runtime_error(std::string("spiralpir: getrandom failed: ") + std::strerror(errno));
+    }
+    p += got;
+    n -= static_cast<std::size_t>(got);
+  }
+}
+
+Csprng::Csprng() {
+  Seed seed;
+  os_entropy(seed.data(), seed.size());
+  *this = Csprng(seed, 0);
+  std::memset(seed.data(), 0, seed.size());
+}
+
+Csprng::Csprng(const Seed& seed, std::uint64_t stream_id) {
+  state_[0] = 0x61707865;  // "expand 32-byte k"
+  state_[1] = 0x3320646e;
+  state_[2] = 0x79622d32;
+  state_[3] = 0x6b206574;
+  for (int i = 0; i < 8; ++i) state_[4 + i] = load_le32(seed.data() + 4 * i);
+  state_[12] = 0;  // 64-bit block counter (words 12, 13)
+  state_[13] = 0;
+  state_[14] = static_cast<std::uint32_t>(stream_id);  // 64-bit nonce = stream id
+  state_[15] = static_cast<std::uint32_t>(stream_id >> 32);
+}
+
+Csprng::~Csprng() {
+  // Best effort: do not leave key or keystream behind in freed memory.
+  volatile std::uint8_t* b = buf_.data();
+  for (std::size_t i = 0; i < buf_.size(); ++i) b[i] = 0;
+  volatile std::uint32_t* s = state_.data();
+  for (std::size_t i = 0; i < state_.size(); ++i) s[i] = 0;
+}
+
+void Csprng::refill() {
+  for (int blk = 0; blk < 4; ++blk) {
+    chacha20_block(state_, buf_.data() + 64 * blk);
+    if (++state_[12] == 0) ++state_[13];
+  }
+  pos_ = 0;
+}
+
+void Csprng::fill(void* out, std::size_t n) {
+  auto* p = static_cast<std::uint8_t*>(out);
+  while (n > 0) {
+    if (pos_ == buf_.size()) refill();
+    const std::size_t take = std::min(n, buf_.size() - pos_);
+    std::memcpy(p, buf_.data() + pos_, take);
+    pos_ += take;
+    p += take;
+    n -= take;
+  }
+}
+
+std::uint32_t Csprng::next_u32() {
+  std::uint8_t b[4];
+  fill(b, 4);
+  return load_le32(b);
+}
+
+std::uint64_t Csprng::next_u64() {
+  std::uint8_t b[8];
+  fill(b, 8);
+  return static_cast<std::uint64_t>(load_le32(b)) | (static_cast<std::uint64_t>(load_le32(b + 4)) << 32);
+}
+
+u128 Csprng::next_u128() {
+  const std::uint64_t lo = next_u64();
+  return (static_cast<u128>(next_u64()) << 64) | lo;
+}
+
+std::uint64_t Csprng::uniform_mod(std::uint64_t q) {
+  if (q == 0) throw std::invalid_argument("Csprng::uniform_mod: q must be positive");
+  // Accept r below the largest multiple of q that fits in 64 bits: r mod q is then uniform.
+  const std::uint64_t reject_from = ~std::uint64_t{0} - (~std::uint64_t{0} % q + 1) % q;
+  for (;;) {
+    const std::uint64_t r = next_u64();
+    if (r <= reject_from) return r % q;
+  }
+}
+
+}  // namespace spiralpir

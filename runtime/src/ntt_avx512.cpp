@@ -1,0 +1,203 @@
+// AVX-512 negacyclic NTT: 8 residues per zmm (64-bit lanes), Harvey butterflies.
+//   p < 2^30: Shoup multiplication with 32×32→64 products (vpmuludq), lazy values < 4p < 2^32.
+//   p < 2^50: the same with IFMA's 52-bit multiply-add (vpmadd52{lo,hi}uq), values < 4p < 2^52.
+// Stages whose butterfly distance t is 8 or more broadcast one twiddle per group; the last
+// three forward stages (first three inverse ones, t = 4, 2, 1) pair lanes inside two
+// registers with vpermt2q and fetch one twiddle per group with vpermq.
+// GCC 12's AVX-512 intrinsic headers build their pass-through operands from
+// _mm512_undefined_*(), which trips -Wmaybe-uninitialized (GCC bug 105593) once inlined here.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+
+#include <array>
+
+#include "ntt_kernels.hpp"
+
+namespace spiralpir::detail {
+namespace {
+
+struct MulEpu32 {
+  // y < 2^32, w < p < 2^30, ws = ⌊w·2^32/p⌋: result y·w mod p in [0, 2p).
+  static __m512i mul(__m512i y, __m512i w, __m512i ws, __m512i p) {
+    const __m512i q = _mm512_srli_epi64(_mm512_mul_epu32(y, ws), 32);
+    return _mm512_sub_epi64(_mm512_mul_epu32(y, w), _mm512_mul_epu32(q, p));
+  }
+  static const std::uint64_t* fwd_shoup(const NttTable& t) { return t.fwd_shoup32.data(); }
+  static const std::uint64_t* inv_shoup(const NttTable& t) { return t.inv_shoup32.data(); }
+  static std::uint64_t n_inv_shoup(const NttTable& t) { return t.n_inv_shoup32; }
+  static std::uint64_t last_inv_shoup(const NttTable& t) { return t.last_inv_shoup32; }
+};
+
+struct MulIfma {
+  // y < 2^52, w < p < 2^50, ws = ⌊w·2^52/p⌋: y·w − q·p ∈ [0, 2p) is exact modulo 2^52.
+  static __m512i mul(__m512i y, __m512i w, __m512i ws, __m512i p) {
+    const __m512i zero = _mm512_setzero_si512();
+    const __m512i q = _mm512_madd52hi_epu64(zero, y, ws);
+    const __m512i r = _mm512_sub_epi64(_mm512_madd52lo_epu64(zero, y, w), _mm512_madd52lo_epu64(zero, q, p));
+    return _mm512_and_si512(r, _mm512_set1_epi64((1LL << 52) - 1));
+  }
+  static const std::uint64_t* fwd_shoup(const NttTable& t) { return t.fwd_shoup52.data(); }
+  static const std::uint64_t* inv_shoup(const NttTable& t) { return t.inv_shoup52.data(); }
+  static std::uint64_t n_inv_shoup(const NttTable& t) { return t.n_inv_shoup52; }
+  static std::uint64_t last_inv_shoup(const NttTable& t) { return t.last_inv_shoup52; }
+};
+
+inline __m512i bcast(std::uint64_t v) { return _mm512_set1_epi64(static_cast<long long>(v)); }
+inline __m512i load(const std::uint64_t* p) { return _mm512_loadu_si512(p); }
+inline void store(std::uint64_t* p, __m512i v) { _mm512_storeu_si512(p, v); }
+// x − m when x ≥ m (x < 2m): below m the difference wraps above x, so min picks x.
+inline __m512i csub(__m512i x, __m512i m) { return _mm512_min_epu64(x, _mm512_sub_epi64(x, m)); }
+
+// Lane shuffles for a 16-word block at butterfly distance t ∈ {1, 2, 4}.
+struct Shuffle {
+  std::array<std::uint64_t, 8> x, y, w, out0, out1;
+};
+
+constexpr Shuffle make_shuffle(unsigned t) {
+  Shuffle s{};
+  unsigned l = 0;
+  for (unsigned e = 0; e < 16; ++e) {
+    if ((e & t) != 0) continue;
+    s.x[l] = e;
+    s.y[l] = e + t;
+    s.w[l] = e / (2 * t);
+    ++l;
+  }
+  for (unsigned l2 = 0; l2 < 8; ++l2) {
+    const unsigned ex = static_cast<unsigned>(s.x[l2]), ey = ex + t;
+    (ex < 8 ? s.out0[ex] : s.out1[ex - 8]) = l2;
+    (ey < 8 ? s.out0[ey] : s.out1[ey - 8]) = 8 + l2;
+  }
+  return s;
+}
+
+constexpr std::array<Shuffle, 3> kShuffles = {make_shuffle(1), make_shuffle(2), make_shuffle(4)};
+
+struct ShuffleRegs {
+  __m512i x, y, w, out0, out1;
+  explicit ShuffleRegs(const Shuffle& s)
+      : x(_mm512_loadu_si512(s.x.data())),
+        y(_mm512_loadu_si512(s.y.data())),
+        w(_mm512_loadu_si512(s.w.data())),
+        out0(_mm512_loadu_si512(s.out0.data())),
+        out1(_mm512_loadu_si512(s.out1.data())) {}
+};
+
+template <class M>
+void forward(std::uint64_t* a, const NttTable& tab, bool reduce) {
+  const std::size_t n = tab.n;
+  const __m512i p = bcast(tab.p), two_p = bcast(2 * tab.p);
+  const std::uint64_t* W = tab.fwd.data();
+  const std::uint64_t* WS = M::fwd_shoup(tab);
+  // Stages with t >= 8.
+  for (std::size_t m = 1, t = n / 2; t >= 8; m <<= 1, t >>= 1) {
+    for (std::size_t i = 0; i < m; ++i) {
+      const __m512i w = bcast(W[m + i]), ws = bcast(WS[m + i]);
+      std::uint64_t* x = a + 2 * i * t;
+      std::uint64_t* y = x + t;
+      for (std::size_t j = 0; j < t; j += 8) {
+        const __m512i u = csub(load(x + j), two_p);
+        const __m512i v = M::mul(load(y + j), w, ws, p);
+        store(x + j, _mm512_add_epi64(u, v));
+        store(y + j, _mm512_sub_epi64(_mm512_add_epi64(u, two_p), v));
+      }
+    }
+  }
+  // t = 4, 2, 1.
+  for (int s = 2; s >= 0; --s) {
+    const std::size_t t = std::size_t{1} << s, m = n / (2 * t);
+    const ShuffleRegs sh(kShuffles[s]);
+    const bool last = (t == 1) && reduce;
+    for (std::size_t k = 0; k < n; k += 16) {
+      const __m512i v0 = load(a + k), v1 = load(a + k + 8);
+      const std::size_t i0 = m + k / (2 * t);
+      const __m512i w = _mm512_permutexvar_epi64(sh.w, load(W + i0));
+      const __m512i ws = _mm512_permutexvar_epi64(sh.w, load(WS + i0));
+      const __m512i u = csub(_mm512_permutex2var_epi64(v0, sh.x, v1), two_p);
+      const __m512i v = M::mul(_mm512_permutex2var_epi64(v0, sh.y, v1), w, ws, p);
+      __m512i xo = _mm512_add_epi64(u, v);
+      __m512i yo = _mm512_sub_epi64(_mm512_add_epi64(u, two_p), v);
+      if (last) {
+        xo = csub(csub(xo, two_p), p);
+        yo = csub(csub(yo, two_p), p);
+      }
+      store(a + k, _mm512_permutex2var_epi64(xo, sh.out0, yo));
+      store(a + k + 8, _mm512_permutex2var_epi64(xo, sh.out1, yo));
+    }
+  }
+}
+
+template <class M>
+void inverse(std::uint64_t* a, const NttTable& tab, bool reduce) {
+  const std::size_t n = tab.n;
+  const __m512i p = bcast(tab.p), two_p = bcast(2 * tab.p);
+  const std::uint64_t* W = tab.inv.data();
+  const std::uint64_t* WS = M::inv_shoup(tab);
+  // t = 1, 2, 4.
+  for (int s = 0; s <= 2; ++s) {
+    const std::size_t t = std::size_t{1} << s, m = n / (2 * t);
+    const ShuffleRegs sh(kShuffles[s]);
+    for (std::size_t k = 0; k < n; k += 16) {
+      const __m512i v0 = load(a + k), v1 = load(a + k + 8);
+      const std::size_t i0 = m + k / (2 * t);
+      const __m512i w = _mm512_permutexvar_epi64(sh.w, load(W + i0));
+      const __m512i ws = _mm512_permutexvar_epi64(sh.w, load(WS + i0));
+      const __m512i u = _mm512_permutex2var_epi64(v0, sh.x, v1);
+      const __m512i v = _mm512_permutex2var_epi64(v0, sh.y, v1);
+      const __m512i xo = csub(_mm512_add_epi64(u, v), two_p);
+      const __m512i yo = M::mul(_mm512_sub_epi64(_mm512_add_epi64(u, two_p), v), w, ws, p);
+      store(a + k, _mm512_permutex2var_epi64(xo, sh.out0, yo));
+      store(a + k + 8, _mm512_permutex2var_epi64(xo, sh.out1, yo));
+    }
+  }
+  // t >= 8 while more than one group remains.
+  std::size_t t = 8;
+  for (std::size_t m = n / 16; m > 1; m >>= 1, t <<= 1) {
+    for (std::size_t i = 0; i < m; ++i) {
+      const __m512i w = bcast(W[m + i]), ws = bcast(WS[m + i]);
+      std::uint64_t* x = a + 2 * i * t;
+      std::uint64_t* y = x + t;
+      for (std::size_t j = 0; j < t; j += 8) {
+        const __m512i u = load(x + j), v = load(y + j);
+        store(x + j, csub(_mm512_add_epi64(u, v), two_p));
+        store(y + j, M::mul(_mm512_sub_epi64(_mm512_add_epi64(u, two_p), v), w, ws, p));
+      }
+    }
+  }
+  // Last stage with 1/n folded in.
+  const __m512i ni = bcast(tab.n_inv), nis = bcast(M::n_inv_shoup(tab));
+  const __m512i li = bcast(tab.last_inv), lis = bcast(M::last_inv_shoup(tab));
+  std::uint64_t* x = a;
+  std::uint64_t* y = a + t;
+  for (std::size_t j = 0; j < t; j += 8) {
+    const __m512i u = load(x + j), v = load(y + j);
+    __m512i xo = M::mul(_mm512_add_epi64(u, v), ni, nis, p);
+    __m512i yo = M::mul(_mm512_sub_epi64(_mm512_add_epi64(u, two_p), v), li, lis, p);
+    if (reduce) {
+      xo = csub(xo, p);
+      yo = csub(yo, p);
+    }
+    store(x + j, xo);
+    store(y + j, yo);
+  }
+}
+
+}  // namespace
+
+void ntt_forward_avx512(std::uint64_t* a, const NttTable& t, bool reduce) {
+  if (t.p < (1ULL << 30))
+    forward<MulEpu32>(a, t, reduce);
+  else
+    forward<MulIfma>(a, t, reduce);
+}
+
+void ntt_inverse_avx512(std::uint64_t* a, const NttTable& t, bool reduce) {
+  if (t.p < (1ULL << 30))
+    inverse<MulEpu32>(a, t, reduce);
+  else
+    inverse<MulIfma>(a, t, reduce);
+}
+
+}  // namespace spiralpir::detail

@@ -1,0 +1,66 @@
+// NTT entry points: range checks (debug builds), path selection, fallbacks.
+#include <stdexcept>
+#include <string>
+
+#include "debug_check.hpp"
+#include "ntt_kernels.hpp"
+
+namespace spiralpir {
+namespace {
+
+using Kernel = void (*)(std::uint64_t*, const NttTable&, bool);
+
+// The vector kernels keep lazy values in 32-bit halves of their lanes (p < 2^30, so 4p < 2^32)
+// unless the IFMA kernel runs (52-bit limbs, p < 2^50).
+bool vector_prime_ok(Path path, const NttTable& t) {
+  if (path == Path::native) return true;
+  if (path == Path::avx512 && cpu_features().avx512ifma) return t.p < (1ULL << 50);
+  return t.p < (1ULL << 30);
+}
+
+Kernel pick(Path path, const NttTable& t, bool forward) {
+  if (!vector_prime_ok(path, t)) path = Path::native;
+  switch (path) {
+#ifdef SPIRALPIR_HAVE_AVX512
+    case Path::avx512:
+      return forward ? detail::ntt_forward_avx512 : detail::ntt_inverse_avx512;
+#endif
+#ifdef SPIRALPIR_HAVE_AVX2
+    case Path::avx2:
+      return forward ? detail::ntt_forward_avx2 : detail::ntt_inverse_avx2;
+#endif
+    default:
+      return forward ? detail::ntt_forward_native : detail::ntt_inverse_native;
+  }
+}
+
+Path require(Path path) {
+  if (!path_available(path))
+    throw std::runtime_error(std::string("spiralpir: NTT path ") + path_name(path) +
+                             " is not available: " + path_missing(path));
+  return path;
+}
+
+void run(std::uint64_t* a, const NttTable& t, Path path, bool forward, bool reduce) {
+  const std::uint64_t in_bound = forward ? 4 * t.p : 2 * t.p;
+  const std::uint64_t out_bound = reduce ? t.p : in_bound;
+  detail::check_below(a, t.n, in_bound, forward ? "ntt_forward (input)" : "ntt_inverse (input)");
+  pick(path, t, forward)(a, t, reduce);
+  detail::check_below(a, t.n, out_bound, forward ? "ntt_forward (output)" : "ntt_inverse (output)");
+}
+
+}  // namespace
+
+bool ntt_path_supports(Path path, const NttTable& t) { return path_compiled(path) && vector_prime_ok(path, t); }
+
+void ntt_forward(std::uint64_t* a, const NttTable& t) { run(a, t, active_path(), true, true); }
+void ntt_forward_lazy(std::uint64_t* a, const NttTable& t) { run(a, t, active_path(), true, false); }
+void ntt_inverse(std::uint64_t* a, const NttTable& t) { run(a, t, active_path(), false, true); }
+void ntt_inverse_lazy(std::uint64_t* a, const NttTable& t) { run(a, t, active_path(), false, false); }
+
+void ntt_forward(std::uint64_t* a, const NttTable& t, Path path) { run(a, t, require(path), true, true); }
+void ntt_forward_lazy(std::uint64_t* a, const NttTable& t, Path path) { run(a, t, require(path), true, false); }
+void ntt_inverse(std::uint64_t* a, const NttTable& t, Path path) { run(a, t, require(path), false, true); }
+void ntt_inverse_lazy(std::uint64_t* a, const NttTable& t, Path path) { run(a, t, require(path), false, false); }
+
+}  // namespace spiralpir

@@ -1,0 +1,49 @@
+// AVX2 pointwise kernels: 4 residues per ymm, 32×32→64-bit products (p < 2^30), Barrett.
+#include <immintrin.h>
+
+#include "pointwise_kernels.hpp"
+
+namespace spiralpir::detail {
+namespace {
+
+// x − m if x ≥ m, for lanes below 2^63: the sign of x − m picks the lane.
+inline __m256i csub(__m256i x, __m256i m) {
+  const __m256i d = _mm256_sub_epi64(x, m);
+  return _mm256_castpd_si256(_mm256_blendv_pd(_mm256_castsi256_pd(d), _mm256_castsi256_pd(x), _mm256_castsi256_pd(d)));
+}
+
+}  // namespace
+
+void pointwise_mul_avx2(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,
+                        const Barrett30& br, bool accumulate) {
+  const __m256i p = _mm256_set1_epi64x(static_cast<long long>(br.p));
+  const __m256i mu = _mm256_set1_epi64x(static_cast<long long>(br.mu));
+  const __m128i lo = _mm_cvtsi32_si128(static_cast<int>(br.shift_lo));
+  const __m128i hi = _mm_cvtsi32_si128(static_cast<int>(br.shift_hi));
+  std::size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const __m256i va = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + i));
+    const __m256i vb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + i));
+    __m256i x = _mm256_mul_epu32(va, vb);  // < p^2 (+ p) < 2^(2L)
+    if (accumulate) x = _mm256_add_epi64(x, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(out + i)));
+    const __m256i q = _mm256_srl_epi64(_mm256_mul_epu32(_mm256_srl_epi64(x, lo), mu), hi);
+    __m256i r = _mm256_sub_epi64(x, _mm256_mul_epu32(q, p));  // [0, 3p)
+    r = csub(csub(r, p), p);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), r);
+  }
+  if (i < n) pointwise_mul_native(out + i, a + i, b + i, n - i, br.p, accumulate);
+}
+
+void pointwise_mul_add_lazy_avx2(std::uint64_t* acc, const std::uint64_t* a, const std::uint64_t* b,
+                                 std::size_t n) {
+  std::size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const __m256i va = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + i));
+    const __m256i vb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + i));
+    const __m256i vc = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + i));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + i), _mm256_add_epi64(vc, _mm256_mul_epu32(va, vb)));
+  }
+  if (i < n) pointwise_mul_add_lazy_native(acc + i, a + i, b + i, n - i);
+}
+
+}  // namespace spiralpir::detail

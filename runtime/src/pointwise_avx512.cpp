@@ -1,0 +1,43 @@
+// AVX-512 pointwise kernels: 8 residues per zmm, 32×32→64-bit products (p < 2^30), Barrett.
+// GCC 12's AVX-512 intrinsic headers build their pass-through operands from
+// _mm512_undefined_*(), which trips -Wmaybe-uninitialized (GCC bug 105593) once inlined here.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+
+#include "pointwise_kernels.hpp"
+
+namespace spiralpir::detail {
+
+void pointwise_mul_avx512(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,
+                          const Barrett30& br, bool accumulate) {
+  const __m512i p = _mm512_set1_epi64(static_cast<long long>(br.p));
+  const __m512i mu = _mm512_set1_epi64(static_cast<long long>(br.mu));
+  const unsigned lo = br.shift_lo, hi = br.shift_hi;
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m512i va = _mm512_loadu_si512(a + i);
+    const __m512i vb = _mm512_loadu_si512(b + i);
+    __m512i x = _mm512_mul_epu32(va, vb);  // < p^2 (+ p) < 2^(2L)
+    if (accumulate) x = _mm512_add_epi64(x, _mm512_loadu_si512(out + i));
+    const __m512i q = _mm512_srli_epi64(_mm512_mul_epu32(_mm512_srli_epi64(x, lo), mu), hi);
+    __m512i r = _mm512_sub_epi64(x, _mm512_mul_epu32(q, p));  // [0, 3p)
+    r = _mm512_min_epu64(r, _mm512_sub_epi64(r, p));            // wraps high when r < p
+    r = _mm512_min_epu64(r, _mm512_sub_epi64(r, p));
+    _mm512_storeu_si512(out + i, r);
+  }
+  if (i < n) pointwise_mul_native(out + i, a + i, b + i, n - i, br.p, accumulate);
+}
+
+void pointwise_mul_add_lazy_avx512(std::uint64_t* acc, const std::uint64_t* a, const std::uint64_t* b,
+                                   std::size_t n) {
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m512i prod = _mm512_mul_epu32(_mm512_loadu_si512(a + i), _mm512_loadu_si512(b + i));
+    _mm512_storeu_si512(acc + i, _mm512_add_epi64(_mm512_loadu_si512(acc + i), prod));
+  }
+  if (i < n) pointwise_mul_add_lazy_native(acc + i, a + i, b + i, n - i);
+}
+
+}  // namespace spiralpir::detail

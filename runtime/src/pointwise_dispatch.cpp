@@ -1,0 +1,92 @@
+// Pointwise entry points: range checks (debug builds), path selection, fallbacks.
+#include <stdexcept>
+#include <string>
+
+#include "debug_check.hpp"
+#include "pointwise_kernels.hpp"
+#include "spiralpir/modarith.hpp"
+#include "spiralpir/pointwise.hpp"
+
+namespace spiralpir {
+namespace {
+
+Path require(Path path) {
+  if (!path_available(path))
+    throw std::runtime_error(std::string("spiralpir: pointwise path ") + path_name(path) +
+                             " is not available: " + path_missing(path));
+  return path;
+}
+
+void mul(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n, std::uint64_t p,
+         Path path, bool accumulate) {
+  detail::check_below(a, n, p, "pointwise_mul (a)");
+  detail::check_below(b, n, p, "pointwise_mul (b)");
+  if (accumulate) detail::check_below(out, n, p, "pointwise_mul_add (acc)");
+  if (p >= (1ULL << 30)) path = Path::native;  // vector Barrett needs p < 2^30
+  switch (path) {
+#ifdef SPIRALPIR_HAVE_AVX512
+    case Path::avx512:
+      detail::pointwise_mul_avx512(out, a, b, n, detail::Barrett30(p), accumulate);
+      return;
+#endif
+#ifdef SPIRALPIR_HAVE_AVX2
+    case Path::avx2:
+      detail::pointwise_mul_avx2(out, a, b, n, detail::Barrett30(p), accumulate);
+      return;
+#endif
+    default:
+      detail::pointwise_mul_native(out, a, b, n, p, accumulate);
+  }
+}
+
+void mul_add_lazy(std::uint64_t* acc, const std::uint64_t* a, const std::uint64_t* b, std::size_t n, Path path) {
+  detail::check_below(a, n, 1ULL << 32, "pointwise_mul_add_lazy (a)");
+  detail::check_below(b, n, 1ULL << 32, "pointwise_mul_add_lazy (b)");
+  switch (path) {
+#ifdef SPIRALPIR_HAVE_AVX512
+    case Path::avx512:
+      detail::pointwise_mul_add_lazy_avx512(acc, a, b, n);
+      return;
+#endif
+#ifdef SPIRALPIR_HAVE_AVX2
+    case Path::avx2:
+      detail::pointwise_mul_add_lazy_avx2(acc, a, b, n);
+      return;
+#endif
+    default:
+      detail::pointwise_mul_add_lazy_native(acc, a, b, n);
+  }
+}
+
+}  // namespace
+
+void pointwise_mul(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,
+                   std::uint64_t p) {
+  mul(out, a, b, n, p, active_path(), false);
+}
+void pointwise_mul_add(std::uint64_t* acc, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,
+                       std::uint64_t p) {
+  mul(acc, a, b, n, p, active_path(), true);
+}
+void pointwise_mul_add_lazy(std::uint64_t* acc, const std::uint64_t* a, const std::uint64_t* b, std::size_t n) {
+  mul_add_lazy(acc, a, b, n, active_path());
+}
+void pointwise_mul(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,
+                   std::uint64_t p, Path path) {
+  mul(out, a, b, n, p, require(path), false);
+}
+void pointwise_mul_add(std::uint64_t* acc, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,
+                       std::uint64_t p, Path path) {
+  mul(acc, a, b, n, p, require(path), true);
+}
+void pointwise_mul_add_lazy(std::uint64_t* acc, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,
+                            Path path) {
+  mul_add_lazy(acc, a, b, n, require(path));
+}
+
+void reduce_words(std::uint64_t* a, std::size_t n, std::uint64_t p) {
+  const Barrett128 br(p);
+  for (std::size_t i = 0; i < n; ++i) a[i] = br.reduce(a[i]);
+}
+
+}  // namespace spiralpir

@@ -1,0 +1,155 @@
+// Samplers: chi-square goodness of fit of the discrete Gaussian, exact sparse-ternary weights.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <vector>
+
+#include "spiralpir/sample.hpp"
+#include "test_rings.hpp"
+
+namespace spiralpir {
+namespace {
+
+// Upper critical value of χ²(df) at tail probability 1e−6 (Wilson–Hilferty; z = 4.753).
+double chi2_critical(double df) {
+  const double z = 4.753, h = 2.0 / (9.0 * df);
+  return df * std::pow(1.0 - h + z * std::sqrt(h), 3.0);
+}
+
+struct Fit {
+  double chi2, critical;
+};
+
+// Bins: each value with expected count ≥ 20 on its own, the two tails merged into one bin each.
+Fit gaussian_fit(const GaussianSampler& target, const std::vector<std::int64_t>& samples) {
+  const double n = static_cast<double>(samples.size());
+  std::int64_t c = 0;
+  while (n * target.probability(c + 1) >= 20) ++c;
+  std::map<std::int64_t, double> observed;
+  for (std::int64_t x : samples) observed[std::max(-c - 1, std::min(c + 1, x))] += 1;
+  double tail = 0;
+  for (std::int64_t x = c + 1; x <= target.tail_bound(); ++x) tail += target.probability(x);
+  double chi2 = 0;
+  for (std::int64_t x = -c - 1; x <= c + 1; ++x) {
+    const double e = n * (std::abs(x) == c + 1 ? tail : target.probability(x));
+    const double o = observed[x];
+    chi2 += (o - e) * (o - e) / e;
+  }
+  return {chi2, chi2_critical(static_cast<double>(2 * c + 2))};
+}
+
+TEST(Gaussian, ChiSquareFitOnAMillionSamples) {
+  const GaussianSampler g(6.4);  // SPIRAL's width; σ = 6.4/√(2π) ≈ 2.553
+  EXPECT_NEAR(g.sigma(), 2.5532, 1e-4);
+  EXPECT_GE(g.tail_bound(), 14 * 2.55);
+  Csprng rng(Seed{}, 42);
+  std::vector<std::int64_t> s(1'000'000);
+  g.sample(rng, s);
+  const Fit f = gaussian_fit(g, s);
+  EXPECT_LT(f.chi2, f.critical) << "chi2=" << f.chi2;
+  double sum = 0, sq = 0;
+  for (auto x : s) {
+    ASSERT_LE(std::abs(x), g.tail_bound());
+    sum += static_cast<double>(x);
+    sq += static_cast<double>(x) * static_cast<double>(x);
+  }
+  const double mean = sum / s.size(), var = sq / s.size() - mean * mean;
+  EXPECT_NEAR(mean, 0.0, 0.02);
+  EXPECT_NEAR(var / (g.sigma() * g.sigma()), 1.0, 0.01);
+}
+
+TEST(Gaussian, ChiSquareDetectsAWrongWidth) {
+  // The test above has power: 3% too wide a sampler is rejected.
+  const GaussianSampler target(6.4), wrong(6.6);
+  Csprng rng(Seed{}, 43);
+  std::vector<std::int64_t> s(1'000'000);
+  wrong.sample(rng, s);
+  const Fit f = gaussian_fit(target, s);
+  EXPECT_GT(f.chi2, f.critical);
+}
+
+TEST(Gaussian, OtherWidthsAndBadInput) {
+  for (double w : {1.0, 3.2, 16.0}) {
+    const GaussianSampler g(w);
+    Csprng rng(Seed{}, 44);
+    std::vector<std::int64_t> s(200'000);
+    g.sample(rng, s);
+    const Fit f = gaussian_fit(g, s);
+    EXPECT_LT(f.chi2, f.critical) << "width " << w;
+  }
+  EXPECT_THROW(GaussianSampler(0.0), std::invalid_argument);
+  EXPECT_THROW(GaussianSampler(-1.0), std::invalid_argument);
+}
+
+TEST(Ternary, UniformThirds) {
+  Csprng rng(Seed{}, 45);
+  std::vector<std::int64_t> s(300'000);
+  sample_ternary(rng, s);
+  std::map<std::int64_t, int> c;
+  for (auto x : s) c[x]++;
+  ASSERT_EQ(c.size(), 3u);
+  for (std::int64_t v : {-1, 0, 1}) EXPECT_NEAR(c[v], 100'000, 6 * std::sqrt(100'000.0 * 2 / 3)) << v;
+}
+
+TEST(SparseTernary, ExactWeights) {
+  Csprng rng(Seed{}, 46);
+  std::vector<std::int64_t> s(2048);
+  for (auto [plus, minus] : std::vector<std::pair<std::size_t, std::size_t>>{
+           {256, 256}, {0, 0}, {2048, 0}, {1, 2047}, {100, 37}, {0, 64}}) {
+    sample_sparse_ternary(rng, s, plus, minus);
+    std::size_t np = 0, nm = 0, nz = 0;
+    for (auto x : s) (x == 1 ? np : (x == -1 ? nm : nz))++;
+    EXPECT_EQ(np, plus);
+    EXPECT_EQ(nm, minus);
+    EXPECT_EQ(nz, s.size() - plus - minus);
+  }
+  EXPECT_THROW(sample_sparse_ternary(rng, s, 2000, 100), std::invalid_argument);
+  std::vector<std::int64_t> odd(1000);
+  EXPECT_THROW(sample_sparse_ternary(rng, odd, 1, 1), std::invalid_argument);
+}
+
+TEST(SparseTernary, PositionsAreUniform) {
+  Csprng rng(Seed{}, 47);
+  const int trials = 4000;
+  std::vector<std::int64_t> s(64);
+  std::vector<double> plus_at(64), minus_at(64);
+  for (int t = 0; t < trials; ++t) {
+    sample_sparse_ternary(rng, s, 8, 8);
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      plus_at[i] += s[i] == 1;
+      minus_at[i] += s[i] == -1;
+    }
+  }
+  const double e = trials * 8.0 / 64.0;
+  double chi2p = 0, chi2m = 0;
+  for (std::size_t i = 0; i < 64; ++i) {
+    chi2p += (plus_at[i] - e) * (plus_at[i] - e) / e;
+    chi2m += (minus_at[i] - e) * (minus_at[i] - e) / e;
+  }
+  EXPECT_LT(chi2p, chi2_critical(63));
+  EXPECT_LT(chi2m, chi2_critical(63));
+}
+
+TEST(SecretPolys, LandInTheRing) {
+  using R = test::Ring2048;
+  Csprng rng(Seed{}, 48);
+  const auto s = sparse_ternary_poly<R>(rng, 256, 256);
+  int plus = 0, minus = 0;
+  for (std::size_t j = 0; j < R::poly_len; ++j) {
+    const i128 v = centered_coeff(s, j);
+    plus += v == 1;
+    minus += v == -1;
+    ASSERT_TRUE(v >= -1 && v <= 1);
+  }
+  EXPECT_EQ(plus, 256);
+  EXPECT_EQ(minus, 256);
+  const auto e = gaussian_poly<R>(rng, GaussianSampler(6.4));
+  for (std::size_t j = 0; j < R::poly_len; ++j) {
+    const i128 v = centered_coeff(e, j);
+    ASSERT_TRUE(v >= -40 && v <= 40);
+  }
+}
+
+}  // namespace
+}  // namespace spiralpir
