@@ -1,0 +1,259 @@
+// spiralpir/bench_driver.hpp — `int spiralpir::run_bench<P>(argc, argv)`, the body of every
+// generated benchmark executable (and of `spiralpir bench`).
+//
+// Options:
+//   --threads T     server threads (default 0 = all cores)
+//   --trials K      queries to answer (default 3); times are medians over trials
+//   --records N     number of records (default P::num_records; CI-sized override)
+//   --json          one JSON object on stdout (keys below) instead of a table
+//   --noise         also measure per-stage noise with the test-only hook (one extra query)
+//   --implicit-db   force SPIRAL's implicit-database convention; it is used automatically when
+//                   the preprocessed database would exceed --max-db-gib (default 8)
+//   --max-db-gib G  memory budget for the preprocessed database
+// The database is random (every plaintext of the params' shape filled from a CSPRNG), indices are
+// uniform in [0, records), and every decoded plaintext is checked against the expected one.
+// JSON keys: correct, server_seconds, threads, stages{name: seconds}, query_bytes,
+// response_bytes, public_params_bytes, db_bytes, preprocessed_db_bytes,
+// throughput_bytes_per_second, implicit_db, plus trials, records, record_size,
+// client_seconds{keygen, public_params, query, decode}, public_params_expand_seconds,
+// db_build_seconds, peak_memory_bytes, kernel_path, params_hash, noise{stage: {variance,
+// log2_variance, max_abs, count}} (with --noise).
+#pragma once
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "spiralpir/noise.hpp"
+#include "spiralpir/service.hpp"
+
+namespace spiralpir {
+
+namespace bench_detail {
+inline double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+inline std::uint64_t peak_rss_bytes() {
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<std::uint64_t>(ru.ru_maxrss) * 1024;
+}
+inline std::string json_num(double x) {
+  if (!std::isfinite(x)) return "null";
+  std::ostringstream o;
+  o.precision(9);
+  o << x;
+  return o.str();
+}
+struct Options {
+  unsigned threads = 0;
+  unsigned trials = 3;
+  std::uint64_t records = 0;
+  bool json = false, noise = false, implicit = false;
+  double max_db_gib = 8;
+};
+inline Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) throw ArgumentError("bench: " + a + " needs a value");
+      return argv[++i];
+    };
+    auto num = [&](const std::string& v) -> std::uint64_t {
+      char* end = nullptr;
+      const unsigned long long x = std::strtoull(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0') throw ArgumentError("bench: " + a + " expects a number, got '" + v + "'");
+      return x;
+    };
+    if (a == "--threads") o.threads = static_cast<unsigned>(num(next()));
+    else if (a == "--trials") o.trials = static_cast<unsigned>(num(next()));
+    else if (a == "--records") o.records = num(next());
+    else if (a == "--json") o.json = true;
+    else if (a == "--noise") o.noise = true;
+    else if (a == "--implicit-db") o.implicit = true;
+    else if (a == "--max-db-gib") o.max_db_gib = std::strtod(next().c_str(), nullptr);
+    else if (a == "--help" || a == "-h")
+      throw ArgumentError(
+          "usage: bench [--threads T] [--trials K] [--records N] [--json] [--noise] [--implicit-db] [--max-db-gib G]");
+    else throw ArgumentError("bench: unknown option " + a);
+  }
+  if (o.trials == 0) throw ArgumentError("bench: --trials must be >= 1");
+  return o;
+}
+}  // namespace bench_detail
+
+template <SpiralParams P>
+int run_bench(int argc, char** argv) {
+  using D = Derived<P>;
+  using clock = std::chrono::steady_clock;
+  using bench_detail::json_num;
+  auto secs = [](clock::time_point a, clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
+  try {
+    const bench_detail::Options opt = bench_detail::parse(argc, argv);
+    const std::uint64_t records = opt.records ? opt.records : P::num_records;
+    if (records == 0 || records > D::num_items)
+      throw ArgumentError("bench: --records must be in [1, " + std::to_string(D::num_items) + "]");
+    const unsigned threads = resolve_threads(opt.threads);
+
+    // database: random plaintexts; implicit (cyclic) when too large for the budget
+    using DB = Database<P>;
+    std::size_t phys_inst = D::instances, phys_j = DB::J;
+    const double budget = opt.max_db_gib * 1073741824.0;
+    const bool implicit = opt.implicit || static_cast<double>(D::preprocessed_db_bytes) > budget;
+    if (implicit) {
+      // keep at least 1 GiB of distinct data (or the whole database if smaller)
+      const double per_j = static_cast<double>(D::preprocessed_db_bytes) / static_cast<double>(DB::J);
+      phys_j = 1;
+      while (phys_j < DB::J && per_j * static_cast<double>(phys_j) < 1073741824.0) phys_j *= 2;
+      if (per_j * static_cast<double>(phys_j) > budget && phys_j > 1 && D::instances > 1) {
+        // shrink instances instead if even one j slice is over budget
+        phys_j = std::max<std::size_t>(1, phys_j / 2);
+      }
+    }
+    Seed data_seed;
+    os_entropy(data_seed.data(), data_seed.size());
+    auto source = [&](std::uint64_t inst, std::uint64_t pt, std::uint8_t* out) {
+      Csprng g(data_seed, inst * D::num_pts + pt);
+      g.fill(out, DB::pt_bytes);
+    };
+    Server<P> server(threads);
+    const auto tb0 = clock::now();
+    server.database().build(source, records, threads, phys_inst, phys_j);
+    const double db_build = secs(tb0, clock::now());
+
+    // client
+    const auto t0 = clock::now();
+    Client<P> client;
+    const auto t1 = clock::now();
+    const auto ppb = client.public_params();
+    const auto t2 = clock::now();
+    const auto pp = PublicParams<P>::load(ppb.data(), ppb.size(), threads);
+    const auto t3 = clock::now();
+
+    Csprng rng;
+    std::vector<double> total, q_t, d_t;
+    std::vector<std::vector<double>> stage(kNumStages);
+    bool correct = true;
+    std::size_t qbytes = 0, rbytes = 0;
+    auto expected_pts = [&](std::uint64_t item) {
+      const auto loc = ItemLocation<P>::of(item);
+      std::vector<std::uint8_t> e(D::instances * DB::pt_bytes);
+      const std::uint64_t pj = loc.j % server.database().phys_j();
+      for (std::size_t inst = 0; inst < D::instances; ++inst)
+        source(inst % server.database().phys_instances(), loc.i * DB::J + pj, e.data() + inst * DB::pt_bytes);
+      return e;
+    };
+    for (unsigned t = 0; t < opt.trials; ++t) {
+      const std::uint64_t idx = rng.uniform_mod(records);
+      const auto a = clock::now();
+      const auto qb = client.query(idx);
+      const auto b = clock::now();
+      double st[kNumStages] = {};
+      const auto resp = server.answer(pp, qb.data(), qb.size(), st);
+      const auto c = clock::now();
+      const auto pts = client.core().decode_plaintexts(resp.data(), resp.size());
+      const auto e = clock::now();
+      correct = correct && pts == expected_pts(idx);
+      q_t.push_back(secs(a, b));
+      total.push_back(secs(b, c));
+      d_t.push_back(secs(c, e));
+      for (std::size_t s = 0; s < kNumStages; ++s) stage[s].push_back(st[s]);
+      qbytes = qb.size();
+      rbytes = resp.size();
+    }
+
+    std::vector<std::pair<std::string, NoiseStat>> noise;
+    if (opt.noise) {
+      const std::uint64_t idx = rng.uniform_mod(records);
+      const auto qb = client.query(idx);
+      NoiseMeter<P> meter(client.core(), idx);
+      const auto resp = server.answer(pp, qb.data(), qb.size(), nullptr, &meter);
+      meter.on_response(resp.data(), resp.size());
+      correct = correct && client.core().decode_plaintexts(resp.data(), resp.size()) == expected_pts(idx);
+      noise = meter.results();
+    }
+
+    const double server_s = bench_detail::median(total);
+    const double db_bytes = static_cast<double>(records) * static_cast<double>(P::record_size);
+    std::vector<std::string> names;
+    {
+      std::string s = kStageNames, cur;
+      for (char ch : s) {
+        if (ch == ',') { names.push_back(cur); cur.clear(); } else cur += ch;
+      }
+      names.push_back(cur);
+    }
+    const char* path = FirstDim<P>::use_avx512() ? "avx512" : "portable";
+    std::string hash;
+    {
+      static const char* hex = "0123456789abcdef";
+      for (auto b : params_hash<P>()) { hash += hex[b >> 4]; hash += hex[b & 15]; }
+    }
+    if (opt.json) {
+      std::ostringstream o;
+      o << "{\"correct\":" << (correct ? "true" : "false") << ",\"server_seconds\":" << json_num(server_s)
+        << ",\"threads\":" << threads << ",\"stages\":{";
+      for (std::size_t s = 0; s < kNumStages; ++s)
+        o << (s ? "," : "") << "\"" << names[s] << "\":" << json_num(bench_detail::median(stage[s]));
+      o << "},\"query_bytes\":" << qbytes << ",\"response_bytes\":" << rbytes
+        << ",\"public_params_bytes\":" << ppb.size() << ",\"db_bytes\":" << records * P::record_size
+        << ",\"preprocessed_db_bytes\":" << D::preprocessed_db_bytes
+        << ",\"throughput_bytes_per_second\":" << json_num(server_s > 0 ? db_bytes / server_s : 0)
+        << ",\"implicit_db\":" << (server.database().implicit() ? "true" : "false") << ",\"trials\":" << opt.trials
+        << ",\"records\":" << records << ",\"record_size\":" << P::record_size << ",\"client_seconds\":{\"keygen\":"
+        << json_num(secs(t0, t1)) << ",\"public_params\":" << json_num(secs(t1, t2))
+        << ",\"query\":" << json_num(bench_detail::median(q_t)) << ",\"decode\":" << json_num(bench_detail::median(d_t))
+        << "},\"public_params_expand_seconds\":" << json_num(secs(t2, t3)) << ",\"db_build_seconds\":"
+        << json_num(db_build) << ",\"peak_memory_bytes\":" << bench_detail::peak_rss_bytes() << ",\"kernel_path\":\""
+        << path << "\",\"params_hash\":\"" << hash << "\"";
+      if (opt.noise) {
+        o << ",\"noise\":{";
+        for (std::size_t s = 0; s < noise.size(); ++s)
+          o << (s ? "," : "") << "\"" << noise[s].first << "\":{\"variance\":" << json_num(noise[s].second.variance())
+            << ",\"log2_variance\":" << json_num(noise[s].second.log2_variance())
+            << ",\"max_abs\":" << json_num(noise[s].second.max_abs) << ",\"count\":" << noise[s].second.count << "}";
+        o << "}";
+      }
+      o << "}\n";
+      std::cout << o.str();
+    } else {
+      std::printf("spiralpir bench  params %s  records %llu x %llu B  threads %u  trials %u  kernel %s%s\n", hash.c_str(),
+                  static_cast<unsigned long long>(records), static_cast<unsigned long long>(P::record_size), threads,
+                  opt.trials, path, server.database().implicit() ? "  (implicit db)" : "");
+      std::printf("  correct               %s\n", correct ? "yes" : "NO");
+      std::printf("  server (median)       %.4f s   throughput %.1f MB/s\n", server_s, db_bytes / server_s / 1e6);
+      for (std::size_t s = 0; s < kNumStages; ++s)
+        std::printf("    %-19s %.4f s\n", names[s].c_str(), bench_detail::median(stage[s]));
+      std::printf("  client keygen %.4f s, public params %.4f s, query %.4f s, decode %.4f s\n", secs(t0, t1),
+                  secs(t1, t2), bench_detail::median(q_t), bench_detail::median(d_t));
+      std::printf("  server: public params expand %.4f s, db build %.2f s\n", secs(t2, t3), db_build);
+      std::printf("  sizes: query %zu B, response %zu B, public params %zu B, preprocessed db %llu B\n", qbytes, rbytes,
+                  ppb.size(), static_cast<unsigned long long>(D::preprocessed_db_bytes));
+      std::printf("  peak memory %.1f MiB\n", static_cast<double>(bench_detail::peak_rss_bytes()) / 1048576.0);
+      for (const auto& [name, st] : noise)
+        std::printf("  noise %-18s var 2^%.2f  max |e| %.4g  (%llu coeffs)\n", name.c_str(), st.log2_variance(),
+                    st.max_abs, static_cast<unsigned long long>(st.count));
+    }
+    return correct ? 0 : 1;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "internal error: %s\n", e.what());
+    return 3;
+  }
+}
+
+}  // namespace spiralpir

@@ -1,0 +1,212 @@
+// spiralpir/capi.hpp — SPIRALPIR_DEFINE_C_API(prefix, ParamsType) emits the C ABI of one
+// compiled parameter set (CONTRACT.md "High-level C++ API + C ABI"). Every int-returning function
+// returns 0 on success, else nonzero with a thread-local message from PREFIX_last_error().
+// Buffers returned through uint8_t** are malloc'd; release them with PREFIX_free.
+//
+//   const char* PREFIX_last_error(void);
+//   void        PREFIX_free(void* buffer);
+//   const char* PREFIX_params_json(void);
+//   const char* PREFIX_stage_names(void);   "expansion,conversion,first_dimension,folding,modswitch"
+//   int  PREFIX_client_new(const uint8_t* seed32_or_null, void** client);
+//   int  PREFIX_client_save(void* client, uint8_t** buf, size_t* len);
+//   int  PREFIX_client_load(const uint8_t* buf, size_t len, void** client);
+//   void PREFIX_client_free(void* client);
+//   int  PREFIX_client_public_params(void* client, uint8_t** buf, size_t* len);
+//   int  PREFIX_client_query(void* client, uint64_t record_index, uint8_t** buf, size_t* len);
+//   int  PREFIX_client_decode(void* client, uint64_t record_index, const uint8_t* resp, size_t resp_len,
+//                             uint8_t* record_out, size_t record_size);
+//   int  PREFIX_server_new(uint32_t threads, void** server);          0 threads = all cores
+//   void PREFIX_server_free(void* server);
+//   int  PREFIX_server_load_records(void* server, const uint8_t* records, uint64_t num_records,
+//                                   uint64_t record_size, spiralpir_progress_fn cb, void* cb_ctx);
+//   int  PREFIX_server_save_db(void* server, const char* path);
+//   int  PREFIX_server_map_db(void* server, const char* path);
+//   int  PREFIX_public_params_load(const uint8_t* buf, size_t len, void** pp);
+//   void PREFIX_public_params_free(void* pp);
+//   int  PREFIX_server_answer(void* server, void* pp, const uint8_t* query, size_t query_len,
+//                             uint8_t** resp, size_t* resp_len, double* stage_seconds_or_null);
+//        stage_seconds_or_null: room for 5 doubles, in the order of PREFIX_stage_names().
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "spiralpir/service.hpp"
+
+extern "C" {
+typedef void (*spiralpir_progress_fn)(void* ctx, uint64_t done, uint64_t total);
+}
+
+namespace spiralpir::capi {
+
+inline std::string& last_error_slot() {
+  thread_local std::string msg;
+  return msg;
+}
+
+template <class F>
+int guarded(F&& f) noexcept {
+  try {
+    f();
+    last_error_slot().clear();
+    return 0;
+  } catch (const Error& e) {
+    last_error_slot() = e.what();
+  } catch (const std::bad_alloc&) {
+    last_error_slot() = "out of memory";
+  } catch (const std::exception& e) {
+    last_error_slot() = std::string("internal error: ") + e.what();
+  } catch (...) {
+    last_error_slot() = "internal error: unknown exception";
+  }
+  return 1;
+}
+
+inline void check_out(const void* p, const char* what) {
+  if (p == nullptr) throw ArgumentError(std::string(what) + ": null output pointer");
+}
+
+inline void give(const std::vector<std::uint8_t>& v, std::uint8_t** buf, std::size_t* len) {
+  check_out(buf, "buffer");
+  check_out(len, "length");
+  auto* p = static_cast<std::uint8_t*>(std::malloc(v.empty() ? 1 : v.size()));
+  if (p == nullptr) throw std::bad_alloc();
+  if (!v.empty()) std::memcpy(p, v.data(), v.size());
+  *buf = p;
+  *len = v.size();
+}
+
+template <class T>
+T& deref(void* h, const char* what) {
+  if (h == nullptr) throw ArgumentError(std::string(what) + ": null handle");
+  return *static_cast<T*>(h);
+}
+
+}  // namespace spiralpir::capi
+
+#define SPIRALPIR_CAPI_CAT_(a, b) a##b
+#define SPIRALPIR_CAPI_CAT(a, b) SPIRALPIR_CAPI_CAT_(a, b)
+
+#define SPIRALPIR_DEFINE_C_API(PREFIX, PARAMS)                                                              \
+  extern "C" {                                                                                              \
+  __attribute__((visibility("default"))) const char* SPIRALPIR_CAPI_CAT(PREFIX, _last_error)(void) {       \
+    return ::spiralpir::capi::last_error_slot().c_str();                                                    \
+  }                                                                                                         \
+  __attribute__((visibility("default"))) void SPIRALPIR_CAPI_CAT(PREFIX, _free)(void* buffer) {           \
+    std::free(buffer);                                                                                      \
+  }                                                                                                         \
+  __attribute__((visibility("default"))) const char* SPIRALPIR_CAPI_CAT(PREFIX, _params_json)(void) {      \
+    static const std::string s = ::spiralpir::params_json<PARAMS>();                                       \
+    return s.c_str();                                                                                       \
+  }                                                                                                         \
+  __attribute__((visibility("default"))) const char* SPIRALPIR_CAPI_CAT(PREFIX, _stage_names)(void) {      \
+    return ::spiralpir::kStageNames;                                                                        \
+  }                                                                                                         \
+  __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _client_new)(                      \
+      const uint8_t* seed32_or_null, void** client) {                                                       \
+    return ::spiralpir::capi::guarded([&] {                                                                 \
+      ::spiralpir::capi::check_out(client, "client_new");                                                   \
+      *client = new ::spiralpir::Client<PARAMS>(seed32_or_null);                                            \
+    });                                                                                                     \
+  }                                                                                                         \
+  __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _client_save)(void* client,       \
+                                                                                       uint8_t** buf,       \
+                                                                                       size_t* len) {       \
+    return ::spiralpir::capi::guarded([&] {                                                                 \
+      auto& c = ::spiralpir::capi::deref<::spiralpir::Client<PARAMS>>(client, "client_save");              \
+      ::spiralpir::capi::give(c.save(), buf, len);                                                          \
+    });                                                                                                     \
+  }                                                                                                         \
+  __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _client_load)(                     \
+      const uint8_t* buf, size_t len, void** client) {                                                      \
+    return ::spiralpir::capi::guarded([&] {                                                                 \
+      ::spiralpir::capi::check_out(client, "client_load");                                                  \
+      *client = new ::spiralpir::Client<PARAMS>(::spiralpir::Client<PARAMS>::load(buf, len));               \
+    });                                                                                                     \
+  }                                                                                                         \
+  __attribute__((visibility("default"))) void SPIRALPIR_CAPI_CAT(PREFIX, _client_free)(void* client) {     \
+    delete static_cast<::spiralpir::Client<PARAMS>*>(client);                                               \
+  }                                                                                                         \
+  __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _client_public_params)(            \
+      void* client, uint8_t** buf, size_t* len) {                                                           \
+    return ::spiralpir::capi::guarded([&] {                                                                 \
+      auto& c = ::spiralpir::capi::deref<::spiralpir::Client<PARAMS>>(client, "client_public_params");     \
+      ::spiralpir::capi::give(c.public_params(), buf, len);                                                 \
+    });                                                                                                     \
+  }                                                                                                         \
+  __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _client_query)(                    \
+      void* client, uint64_t record_index, uint8_t** buf, size_t* len) {                                    \
+    return ::spiralpir::capi::guarded([&] {                                                                 \
+      auto& c = ::spiralpir::capi::deref<::spiralpir::Client<PARAMS>>(client, "client_query");             \
+      ::spiralpir::capi::give(c.query(record_index), buf, len);                                             \
+    });                                                                                                     \
+  }                                                                                                         \
+  __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _client_decode)(                   \
+      void* client, uint64_t record_index, const uint8_t* resp, size_t resp_len, uint8_t* record_out,       \
+      size_t record_size) {                                                                                 \
+    return ::spiralpir::capi::guarded([&] {                                                                 \
+      auto& c = ::spiralpir::capi::deref<::spiralpir::Client<PARAMS>>(client, "client_decode");            \
+      c.decode(record_index, resp, resp_len, record_out, record_size);                                      \
+    });                                                                                                     \
+  }                                                                                                         \
+  __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _server_new)(uint32_t threads,     \
+                                                                                      void** server) {      \
+    return ::spiralpir::capi::guarded([&] {                                                                 \
+      ::spiralpir::capi::check_out(server, "server_new");                                                   \
+      *server = new ::spiralpir::Server<PARAMS>(threads);                                                   \
+    });                                                                                                     \
+  }                                                                                                         \
+  __attribute__((visibility("default"))) void SPIRALPIR_CAPI_CAT(PREFIX, _server_free)(void* server) {     \
+    delete static_cast<::spiralpir::Server<PARAMS>*>(server);                                               \
+  }                                                                                                         \
+  __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _server_load_records)(             \
+      void* server, const uint8_t* records, uint64_t num_records, uint64_t record_size,                     \
+      spiralpir_progress_fn cb, void* cb_ctx) {                                                             \
+    return ::spiralpir::capi::guarded([&] {                                                                 \
+      auto& s = ::spiralpir::capi::deref<::spiralpir::Server<PARAMS>>(server, "server_load_records");      \
+      std::function<void(uint64_t, uint64_t)> progress;                                                     \
+      if (cb) progress = [cb, cb_ctx](uint64_t d, uint64_t t) { cb(cb_ctx, d, t); };                        \
+      s.load_records(records, num_records, record_size, progress);                                          \
+    });                                                                                                     \
+  }                                                                                                         \
+  __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _server_save_db)(void* server,     \
+                                                                                          const char* path) {\
+    return ::spiralpir::capi::guarded([&] {                                                                 \
+      auto& s = ::spiralpir::capi::deref<::spiralpir::Server<PARAMS>>(server, "server_save_db");           \
+      if (path == nullptr) throw ::spiralpir::ArgumentError("server_save_db: null path");                   \
+      s.save_db(path);                                                                                      \
+    });                                                                                                     \
+  }                                                                                                         \
+  __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _server_map_db)(void* server,      \
+                                                                                         const char* path) { \
+    return ::spiralpir::capi::guarded([&] {                                                                 \
+      auto& s = ::spiralpir::capi::deref<::spiralpir::Server<PARAMS>>(server, "server_map_db");            \
+      if (path == nullptr) throw ::spiralpir::ArgumentError("server_map_db: null path");                    \
+      s.map_db(path);                                                                                       \
+    });                                                                                                     \
+  }                                                                                                         \
+  __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _public_params_load)(              \
+      const uint8_t* buf, size_t len, void** pp) {                                                          \
+    return ::spiralpir::capi::guarded([&] {                                                                 \
+      ::spiralpir::capi::check_out(pp, "public_params_load");                                               \
+      *pp = new ::spiralpir::PublicParams<PARAMS>(::spiralpir::PublicParams<PARAMS>::load(buf, len, 0));    \
+    });                                                                                                     \
+  }                                                                                                         \
+  __attribute__((visibility("default"))) void SPIRALPIR_CAPI_CAT(PREFIX, _public_params_free)(void* pp) {  \
+    delete static_cast<::spiralpir::PublicParams<PARAMS>*>(pp);                                             \
+  }                                                                                                         \
+  __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _server_answer)(                   \
+      void* server, void* pp, const uint8_t* query, size_t query_len, uint8_t** resp, size_t* resp_len,     \
+      double* stage_seconds_or_null) {                                                                      \
+    return ::spiralpir::capi::guarded([&] {                                                                 \
+      auto& s = ::spiralpir::capi::deref<::spiralpir::Server<PARAMS>>(server, "server_answer");            \
+      auto& p = ::spiralpir::capi::deref<::spiralpir::PublicParams<PARAMS>>(pp, "server_answer");          \
+      ::spiralpir::capi::give(s.answer(p, query, query_len, stage_seconds_or_null), resp, resp_len);        \
+    });                                                                                                     \
+  }                                                                                                         \
+  }

@@ -1,0 +1,152 @@
+// spiralpir/first_dim.hpp — the first-dimension hot loop: for every instance and folding index j,
+// out[j] = Σ_{i < 2^nu_1} C_i · D[i][j] with C_i the (n+1)×n matrix Regev query cts and D the
+// n×n plaintexts, all in NTT/CRT form (database.hpp gives the word layout).
+//
+// Lazy reduction: each accumulator receives n products (< (p−1)^2) per i and starts below p, so
+// kChunk = Derived<P>::lazy_terms / n values of i are summed in a uint64 before reducing; the
+// bound is a static_assert (lazy_terms is computed from the largest prime, see params.hpp).
+// Two kernels compute the same values: AVX-512F (function-level target attribute, used only when
+// path_available(Path::avx512), i.e. compiled in, supported by the CPU and not disabled by
+// SPIRALPIR_DISABLE_AVX512=1) and a portable one.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define SPIRALPIR_FIRSTDIM_X86 1
+#endif
+
+#include "spiralpir/cpu_features.hpp"
+#include "spiralpir/database.hpp"
+
+namespace spiralpir {
+
+template <SpiralParams P>
+struct FirstDim {
+  using R = typename P::ring;
+  using D = Derived<P>;
+  using MatN = proto::MatN<R>;
+  using DB = Database<P>;
+  static constexpr unsigned n = P::n;
+  static constexpr std::size_t RK = std::size_t{n + 1} * n;  // query entries (r, k)
+  static constexpr std::size_t NN = std::size_t{n} * n;      // plaintext entries (k, c)
+  static constexpr std::size_t I = D::dim0, J = D::dim_rest, ZT = DB::ZT, NP = R::num_primes;
+  static constexpr std::size_t kChunk = D::lazy_terms / n;
+  static_assert(kChunk >= 1, "lazy bound: not even one i fits the accumulator");
+  static_assert(kChunk * n <= D::lazy_terms, "first-dimension term count exceeds the lazy-reduction bound");
+
+  /// Q[prime][zt][i][rk][lane] as u32
+  static std::vector<std::uint32_t> reorient(const std::vector<MatN>& first_mats, unsigned threads) {
+    std::vector<std::uint32_t> q(NP * ZT * I * RK * kLanes);
+    parallel_for(threads, I, [&](std::size_t i) {
+      for (unsigned r = 0; r <= n; ++r)
+        for (unsigned k = 0; k < n; ++k) {
+          const auto& poly = first_mats[i].at(r, k);
+          for (std::size_t prime = 0; prime < NP; ++prime) {
+            const std::uint64_t* src = poly.residue(prime);
+            for (std::size_t zt = 0; zt < ZT; ++zt) {
+              std::uint32_t* dst = q.data() + (((prime * ZT + zt) * I + i) * RK + (r * n + k)) * kLanes;
+              for (std::size_t l = 0; l < kLanes; ++l) dst[l] = static_cast<std::uint32_t>(src[zt * kLanes + l]);
+            }
+          }
+        }
+    });
+    return q;
+  }
+
+  // acc[(r·n + c)·kLanes + lane] += Σ_{i in [i0,i1)} Σ_k q[i][r·n+k][lane] · w[i][k·n+c][lane]
+  static void kernel_portable(std::uint64_t* acc, const std::uint32_t* q, const std::uint32_t* w, std::size_t i0,
+                              std::size_t i1) {
+    for (std::size_t i = i0; i < i1; ++i) {
+      const std::uint32_t* qi = q + i * RK * kLanes;
+      const std::uint32_t* wi = w + i * NN * kLanes;
+      for (unsigned r = 0; r <= n; ++r)
+        for (unsigned c = 0; c < n; ++c) {
+          std::uint64_t* a = acc + (r * n + c) * kLanes;
+          for (unsigned k = 0; k < n; ++k) {
+            const std::uint32_t* qa = qi + (r * n + k) * kLanes;
+            const std::uint32_t* wb = wi + (k * n + c) * kLanes;
+            for (std::size_t l = 0; l < kLanes; ++l) a[l] += std::uint64_t{qa[l]} * wb[l];
+          }
+        }
+    }
+  }
+
+#ifdef SPIRALPIR_FIRSTDIM_X86
+  // GCC 12's intrinsic headers trip -Wmaybe-uninitialized on _mm512_undefined (a known false
+  // positive); the masked-zero forms avoid it.
+  __attribute__((target("avx512f"))) static void kernel_avx512(std::uint64_t* acc, const std::uint32_t* q,
+                                                                const std::uint32_t* w, std::size_t i0,
+                                                                std::size_t i1) {
+    static_assert(kLanes == 8, "one zmm register = 8 slots");
+    __m512i a[RK];
+    for (std::size_t x = 0; x < RK; ++x) a[x] = _mm512_loadu_si512(acc + x * kLanes);
+    for (std::size_t i = i0; i < i1; ++i) {
+      const std::uint32_t* qi = q + i * RK * kLanes;
+      const std::uint32_t* wi = w + i * NN * kLanes;
+      __m512i wv[NN];
+      for (std::size_t x = 0; x < NN; ++x)
+        wv[x] = _mm512_maskz_cvtepu32_epi64(0xFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wi + x * kLanes)));
+      for (unsigned r = 0; r <= n; ++r)
+        for (unsigned k = 0; k < n; ++k) {
+          const __m512i qv = _mm512_maskz_cvtepu32_epi64(
+              0xFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qi + (r * n + k) * kLanes)));
+          for (unsigned c = 0; c < n; ++c)
+            a[r * n + c] = _mm512_add_epi64(a[r * n + c], _mm512_maskz_mul_epu32(0xFF, qv, wv[k * n + c]));
+        }
+    }
+    for (std::size_t x = 0; x < RK; ++x) _mm512_storeu_si512(acc + x * kLanes, a[x]);
+  }
+#endif
+
+  static bool use_avx512() {
+#ifdef SPIRALPIR_FIRSTDIM_X86
+    static const bool ok = path_available(Path::avx512);
+    return ok;
+#else
+    return false;
+#endif
+  }
+
+  /// out[inst·J + j] for every instance and j
+  static std::vector<MatN> run(const std::vector<MatN>& first_mats, const DB& db, unsigned threads) {
+    const std::vector<std::uint32_t> q = reorient(first_mats, threads);
+    std::vector<MatN> out(D::instances * J, MatN(n + 1, n));
+    const bool avx = use_avx512();
+    const std::size_t tasks = D::instances * NP * ZT;
+    parallel_for(threads, tasks, [&](std::size_t task) {
+      const std::size_t inst = task / (NP * ZT);
+      const std::size_t prime = (task / ZT) % NP;
+      const std::size_t zt = task % ZT;
+      const std::uint64_t p = R::primes[prime];
+      const std::uint32_t* qz = q.data() + (prime * ZT + zt) * I * RK * kLanes;
+      alignas(64) std::uint64_t acc[RK * kLanes];
+      for (std::size_t j = 0; j < J; ++j) {
+        const std::uint32_t* w = db.task_words(inst, prime, zt, j);
+        for (auto& x : acc) x = 0;
+        for (std::size_t i0 = 0; i0 < I; i0 += kChunk) {
+          const std::size_t i1 = std::min(I, i0 + kChunk);
+#ifdef SPIRALPIR_FIRSTDIM_X86
+          if (avx)
+            kernel_avx512(acc, qz, w, i0, i1);
+          else
+#endif
+            kernel_portable(acc, qz, w, i0, i1);
+          for (auto& x : acc) x %= p;
+        }
+        MatN& o = out[inst * J + j];
+        for (unsigned r = 0; r <= n; ++r)
+          for (unsigned c = 0; c < n; ++c) {
+            std::uint64_t* dst = o.at(r, c).residue(prime) + zt * kLanes;
+            for (std::size_t l = 0; l < kLanes; ++l) dst[l] = acc[(r * n + c) * kLanes + l];
+          }
+      }
+    });
+    (void)avx;
+    return out;
+  }
+};
+
+}  // namespace spiralpir

@@ -1,0 +1,58 @@
+// End-to-end: random databases, random indices, real encryption and decryption; the same
+// response at 1 and 2 threads.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "spiralpir/client.hpp"
+#include "spiralpir/server.hpp"
+#include "test_params.hpp"
+
+using namespace spiralpir;
+using namespace spiralpir::testing;
+
+namespace {
+
+template <class P>
+std::vector<std::uint8_t> random_records(Csprng& rng, std::uint64_t n) {
+  std::vector<std::uint8_t> recs(n * P::record_size);
+  rng.fill(recs.data(), recs.size());
+  return recs;
+}
+
+template <class P>
+void run_end_to_end(int queries) {
+  Csprng rng;
+  const auto recs = random_records<P>(rng, P::num_records);
+  Database<P> db;
+  db.build(Database<P>::records_source(recs.data(), P::num_records, P::record_size), P::num_records, 2);
+  Seed master;
+  rng.fill(master.data(), master.size());
+  ClientCore<P> client(master);
+  const auto ppb = client.public_params();
+  ASSERT_EQ(ppb.size(), Derived<P>::public_params_bytes);
+  const auto pp = ExpandedPublicParams<P>::parse(ppb.data(), ppb.size(), 2);
+  for (int t = 0; t < queries; ++t) {
+    const std::uint64_t idx = rng.uniform_mod(P::num_records);
+    const auto qb = client.query(idx, rng);
+    ASSERT_EQ(qb.size(), Derived<P>::query_bytes);
+    const auto resp = ServerStages<P>::answer(qb.data(), qb.size(), pp, db, t % 2 ? 2 : 1);
+    ASSERT_EQ(resp.size(), Derived<P>::response_bytes);
+    const auto item = client.decode(idx, resp.data(), resp.size());
+    ASSERT_EQ(item.size(), P::db_item_size);
+    std::vector<std::uint8_t> expect(P::db_item_size, 0);
+    std::memcpy(expect.data(), recs.data() + idx * P::record_size, P::record_size);
+    EXPECT_EQ(item, expect) << "index " << idx;
+    if (t == 0) {
+      const auto resp2 = ServerStages<P>::answer(qb.data(), qb.size(), pp, db, 2);
+      EXPECT_EQ(resp, resp2) << "answer differs between 1 and 2 threads";
+    }
+  }
+}
+
+}  // namespace
+
+TEST(EndToEnd, Spiral2e20x256bReducedNu) { run_end_to_end<insecure_spiral_2e20x256b_ci>(3); }
+TEST(EndToEnd, Spiral2e14x100kbReducedNu) { run_end_to_end<insecure_spiral_2e14x100kb_ci>(2); }
+TEST(EndToEnd, TernarySecretN1) { run_end_to_end<insecure_ternary_n1_ci>(2); }
+TEST(EndToEnd, SparseTernarySecret) { run_end_to_end<insecure_sparse_n2_ci>(2); }
