@@ -32,6 +32,8 @@ def log2_distinguish_samples(log2_ratio_stddev: float) -> float:
     if ratio_width > 16:
         return INF
     adv2 = math.exp(-2 * math.pi * ratio_width**2)  # ε² with ε = exp(−π·(s/q)²)
+    if math.sqrt(adv2) > TARGET:
+        return 0.0
     num = 2 * math.log(2 - 2 * TARGET)
     if adv2 < 1e-12:
         log2_adv2 = -2 * math.pi * ratio_width**2 / LN2
@@ -82,6 +84,8 @@ def dual(params: LWEParameters, model: CostModel) -> AttackCost:
     """Dual attack, minimised over β."""
     params = params.normalize()
     max_beta = int(max(min(params.m, MAX_BETA), 48))
+    # the reference's step-8 search (plus ±8 neighbourhood) reaches at most this β
+    max_beta = min(max_beta - 1, 8 * (max_beta // 8 - 1) + 7)
     found = refine_min(
         lambda b: dual_cost(params, model, b), 40, max_beta, key=lambda c: c.log2_rop,
         steps=(16, 1),

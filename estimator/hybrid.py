@@ -166,7 +166,8 @@ def dual_hybrid(params: LWEParameters, model: CostModel) -> AttackCost:
     n = params.n
 
     def best_beta(p: int, k_enum: int, k_fft: int) -> AttackCost:
-        max_beta = int(max(min(params.m - k_enum - k_fft, MAX_BETA), 41))
+        # (upper end exclusive, as in the reference's search)
+        max_beta = int(max(min(params.m - k_enum - k_fft, MAX_BETA), 41)) - 1
         found = refine_min(
             lambda b: matzov_cost(params, model, b, p, k_enum, k_fft),
             40,

@@ -21,7 +21,9 @@ from .logmath import INF, LN2, log2_add, log2_amplify
 from .lwe_parameters import LWEParameters
 from .prob import log2_babai, log2_drop, log2_mitm_admissible
 from .reduction import MAX_BETA, CostModel, delta
-from .search import first_true, grid_min
+from .search import descend, first_true, grid_min, refine_min
+
+LOG2_TARGET = math.log2(0.99)
 
 
 def xi_factor(params: LWEParameters) -> float:
@@ -87,6 +89,8 @@ def usvp(params: LWEParameters, model: CostModel) -> AttackCost:
     params = params.normalize()
     m = embedding_samples(params)
     max_beta = int(max(min(MAX_BETA, m), 45))
+    # the reference's step-5 search (plus ±5 neighbourhood) reaches at most this β
+    max_beta = min(max_beta - 1, 5 * (max_beta // 5 - 1) + 4)
     best = grid_min(
         lambda b: usvp_cost(params, b, model, m), 40, max_beta, 5, key=lambda c: c.log2_rop
     )
@@ -168,7 +172,11 @@ def beta_params(
             return None
         log2_svp = log2_add(model.log2_bkz(svp_dim, svp_dim), 2 * math.log2(max(d - eta, 1)))
         rank = d - eta
-        log2_pb = log2_babai(rank, d, log2_vol, log2_delta, math.log2(math.sqrt(rank) * sigma))
+        log2_pb = (
+            log2_babai(rank, d, log2_vol, log2_delta, math.log2(math.sqrt(rank) * sigma))
+            if rank > 0
+            else 0.0
+        )
     log2_pm = 0.0
     if mitm and zeta > 0 and babai:
         log2_pm = log2_mitm_admissible(d, log2_vol, log2_delta, sigma)
@@ -269,30 +277,47 @@ def hybrid_at_zeta(
     tag = "bdd" if zeta == 0 else "hybrid"
     base = usvp(params, model)
     max_beta = base.beta if base.feasible and base.beta is not None else MAX_BETA
-    table: list[tuple[int, BetaParams]] = []
-    for beta in range(40, max_beta + 2):
-        bp = beta_params(params, model, beta, zeta, babai, mitm, m, None)
-        if bp is not None:
-            table.append((beta, bp))
+    # the reference scans β on a step-2 grid below max_beta + 2 and then the ±2
+    # neighbourhood of the best point: the largest β it can reach is odd
+    max_beta = 2 * ((max_beta + 2) // 2) - 1
+    table: dict[int, BetaParams | None] = {}
+
+    def params_at(beta: int) -> BetaParams | None:
+        if beta not in table:
+            table[beta] = beta_params(params, model, beta, zeta, babai, mitm, m, None)
+        return table[beta]
+
+    def level_rop(beta: int, ss_term: float, log2_hit: float) -> float:
+        bp = params_at(beta)
+        if bp is None:
+            return INF
+        lp = log2_hit + bp.log2_p_babai + bp.log2_p_mitm
+        rop = log2_add(bp.log2_bkz, bp.log2_svp + ss_term)
+        if lp < LOG2_TARGET:
+            rop += log2_amplify(0.99, lp)
+        return rop
+
     best = AttackCost(tag)
-    if not table:
-        return best
+    start: int | None = None
     for level in guess_levels(params, zeta):
         w, log2_ss, log2_hit = level
         ss_term = log2_ss / 2 if mitm else log2_ss
-        best_beta: tuple[int, BetaParams] | None = None
-        best_rop = INF
-        for beta, bp in table:
-            rop = log2_add(bp.log2_bkz, bp.log2_svp + ss_term) + log2_amplify(
-                0.99, log2_hit + bp.log2_p_babai + bp.log2_p_mitm
-            )
-            if rop < best_rop:
-                best_rop, best_beta = rop, (beta, bp)
-        if best_beta is None:
+
+        def rop_at(b: int, st: float = ss_term, lh: float = log2_hit) -> float:
+            return level_rop(b, st, lh)
+
+        if start is None:
+            found = refine_min(rop_at, 40, max_beta, key=lambda r: r, steps=(16, 4, 1))
+        else:  # the best β moves little from one guessing weight to the next
+            found = descend(rop_at, start, 40, max_beta)
+        if found is None or found[1] == INF:
             if best.feasible:
                 break
             continue
-        c = _level_cost(best_beta[0], best_beta[1], level, mitm, tag, zeta)
+        start = found[0]
+        bp = params_at(found[0])
+        assert bp is not None
+        c = _level_cost(found[0], bp, level, mitm, tag, zeta)
         if c.log2_rop > best.log2_rop:
             break
         best = c

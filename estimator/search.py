@@ -99,6 +99,26 @@ def _grid_only(
     return best
 
 
+def descend(
+    f: Callable[[int], float], x0: int, lo: int, hi: int, steps: tuple[int, ...] = (8, 2, 1)
+) -> tuple[int, float]:
+    """Hill-climb from ``x0`` within ``[lo, hi]``: move by ``±step`` while it lowers ``f``,
+    for each step size in turn (a warm-started local search)."""
+    x = min(max(x0, lo), hi)
+    y = f(x)
+    for step in steps:
+        moved = True
+        while moved:
+            moved = False
+            for cand in (x - step, x + step):
+                if lo <= cand <= hi:
+                    yc = f(cand)
+                    if yc < y:
+                        x, y, moved = cand, yc, True
+                        break
+    return x, y
+
+
 def first_true(pred: Callable[[int], bool], lo: int, hi: int) -> int | None:
     """Smallest x in ``[lo, hi]`` with ``pred(x)`` for a predicate that is monotone
     (false … false true … true); ``None`` if ``pred(hi)`` is false."""
