@@ -1,0 +1,54 @@
+"""Exhaustive enumerator over the optimization model: the test oracle for the Z3 search.
+
+Evaluates EVERY candidate of `model.py`'s space (every secure ring, every structure, every
+gadget combination; q2_bits is the smallest correct one) with no pruning, and returns the
+best ones by the objective. It is slow (seconds to minutes): use it in tests, on small
+domains, and to audit a plan.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from spiralpir.optimizer.model import Options, default_profile, evaluate, literal, rings, structures
+
+
+@dataclass(frozen=True)
+class Candidate:
+    objective: float
+    literal: dict[str, Any]
+    seconds: float
+    params_bytes: int
+    response_bytes: int
+    query_bytes: int
+    security_bits: float
+
+
+def enumerate_all(
+    records: int, record_size: int, options: Options, top: int = 1
+) -> list[Candidate]:
+    """The `top` best candidates (objective ascending); [] if nothing is feasible."""
+    profile = default_profile(options)
+    best: list[Candidate] = []
+    for ring in rings(options):
+        for s in structures(records, record_size, ring, options):
+            ev = evaluate(s, records, record_size, options, profile)
+            idx = np.flatnonzero(ev.feasible)
+            if idx.size == 0:
+                continue
+            order = idx[np.argsort(ev.objective[idx], kind="stable")[:top]]
+            for i in order:
+                best.append(Candidate(
+                    objective=float(ev.objective[i]),
+                    literal=literal(s, ev, int(i), records, record_size, options),
+                    seconds=float(ev.seconds[i]),
+                    params_bytes=int(ev.params_bytes[i]),
+                    response_bytes=int(ev.response_bytes[i]),
+                    query_bytes=int(ev.query_bytes),
+                    security_bits=ring.security_bits,
+                ))
+            best.sort(key=lambda c: c.objective)
+            del best[top:]
+    return best

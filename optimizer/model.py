@@ -1,0 +1,420 @@
+"""The optimization model: variables, domains, constraints and objectives, evaluated in bulk.
+
+Owns the search space and the exact (vectorized) evaluation of every candidate, shared by the
+Z3 search (`search.py`) and the exhaustive oracle (`enumerate.py`), so both optimize the SAME
+model. A candidate is
+
+* a ring: poly_len d ∈ options.poly_lens, a modulus q from `primes.modulus_table(d)`: for
+  each number of CRT primes (1..3), the `moduli_per_size` largest secure moduli (estimator
+  table, ≥ min_security) at least `modulus_step` bits apart (or the user's moduli);
+* a structure: n ∈ 1..n_max, p = 2^pb (pb ∈ 1..16, runtime bound), ν1 (ν2 = T − ν1 where
+  T = max(1, ceil(log2(#plaintexts))) is the smallest hypercube that holds the records:
+  a larger one only adds work and noise); the item layout (instances, items per plaintext)
+  follows from (n, p, d) and the record size (params.layout);
+* gadget lengths t_gsw, t_conv, t_exp_left, t_exp_right, each the shortest length of its base
+  (t = ceil(q_bits/b)): a longer t with the same base only costs more;
+* q2_bits: the smallest value in [14, 32] (q1 < q2 < q) meeting the correctness constraint
+  given everything else (every objective and cap prefers a smaller q2).
+
+Constraints: correctness (log2 failure ≤ options.correctness_log2, noise.py), security
+(≥ min_security bits), runtime limits (params.Parameters' bounds: rounds ≤ log2 d,
+2·2^ν1 ≤ d, 2·ν2·t_gsw ≤ d, ν2 ≤ 20, modulus-switch offset 4p²/q ≤ 2^-8), user caps
+(query, public params, response bytes). Objectives: dollars | time | response | traffic.
+
+The formulas are those of noise.py, cost.py and sizes.py written over numpy arrays (a test
+checks them against the scalar modules on random candidates).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache, lru_cache
+from typing import Any
+
+import numpy as np
+from spiralpir.optimizer.cost import Prices, Profile
+from spiralpir.optimizer.errors import SpiralpirError
+from spiralpir.optimizer.noise import CORRECTNESS_LOG2, max_gaussian_variance
+from spiralpir.optimizer.params import MAX_LOG2_P, MAX_NU_2, Q2_BITS_RANGE, ceil_log2
+from spiralpir.optimizer.primes import Modulus, find_q2, modulus_table
+
+OBJECTIVES = ("dollars", "time", "response", "traffic")
+BOUNDED_W = 1.0 + 2.0**-8  # rounding part of the decoded error, incl. the Δ offset allowance
+
+SecurityFn = Callable[[int, float, float, str], float]
+
+
+def estimator_security(poly_len: int, log2_q: float, noise_width: float, secret: str) -> float:
+    """Security bits from E's cached table (spiralpir.estimator.table.security_bits_fast)."""
+    return _estimator_security(poly_len, round(log2_q, 6), noise_width, secret)
+
+
+@lru_cache(maxsize=4096)
+def _estimator_security(poly_len: int, log2_q: float, noise_width: float, secret: str) -> float:
+    try:
+        from spiralpir.estimator.table import security_bits_fast
+    except ImportError as exc:  # pragma: no cover - the estimator ships with spiralpir
+        raise SpiralpirError(f"the security estimator is not available: {exc}") from exc
+    try:
+        return float(security_bits_fast(poly_len, log2_q, noise_width, secret))
+    except (ValueError, ArithmeticError) as exc:
+        raise SpiralpirError(f"security estimate failed for d={poly_len}, log2 q={log2_q:.2f}: "
+                             f"{exc}") from exc
+
+
+def secret_for_estimator(secret_distribution: str) -> str:
+    return secret_distribution
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the user asks for (plan's options)."""
+
+    objective: str = "dollars"
+    variant: str = "spiral"
+    min_security: float = 128.0
+    max_query_bytes: float = math.inf
+    max_params_bytes: float = math.inf
+    max_response_bytes: float = math.inf
+    correctness_log2: float = CORRECTNESS_LOG2
+    poly_lens: tuple[int, ...] = (1024, 2048, 4096)
+    noise_width: float = 6.4
+    secret_distribution: str = "gaussian"
+    n_max: int = 4
+    modulus_step: int = 4  # moduli considered: the largest secure ones, this many bits apart
+    moduli_per_size: int = 3  # ... at most this many per number of CRT primes
+    moduli: tuple[tuple[int, ...], ...] | None = None  # force these moduli (e.g. the paper's)
+    prices: Prices = field(default_factory=Prices)
+    profile: Profile | None = None
+    security: SecurityFn | None = None  # default: estimator_security
+
+    def __post_init__(self) -> None:
+        if self.objective not in OBJECTIVES:
+            raise SpiralpirError(f"--objective must be one of {', '.join(OBJECTIVES)}, "
+                                 f"got {self.objective!r}")
+        if self.variant != "spiral":
+            raise SpiralpirError(f"variant {self.variant!r} is not implemented yet "
+                                 "(only 'spiral'; stream/pack come with issue 8)")
+
+
+@dataclass(frozen=True)
+class Ring:
+    poly_len: int
+    modulus: Modulus
+    security_bits: float
+
+    @property
+    def q_bits(self) -> int:
+        return self.modulus.q_bits
+
+
+def gadget_lengths(q_bits: int) -> tuple[int, ...]:
+    """The shortest gadget length of every base 2^b, b = 1..q_bits (ascending)."""
+    return tuple(sorted({-(-q_bits // b) for b in range(1, q_bits + 1)}))
+
+
+def rings(options: Options) -> list[Ring]:
+    sec = options.security or estimator_security
+    out: list[Ring] = []
+    for d in options.poly_lens:
+        if options.moduli is not None:
+            mods = [Modulus(d, tuple(m)) for m in options.moduli
+                    if all(x % (2 * d) == 1 for x in m)]
+            for m in mods:
+                bits = sec(d, m.log2_q, options.noise_width, options.secret_distribution)
+                if bits >= options.min_security:
+                    out.append(Ring(d, m, bits))
+            continue
+        # per number of CRT primes: the largest secure moduli, `modulus_step` bits apart
+        secure: list[Ring] = []
+        for m in modulus_table(d):
+            bits = sec(d, m.log2_q, options.noise_width, options.secret_distribution)
+            if bits >= options.min_security:
+                secure.append(Ring(d, m, bits))
+        for count in (1, 2, 3):
+            mine = sorted((r for r in secure if len(r.modulus.moduli) == count),
+                          key=lambda r: -r.modulus.q)
+            last = math.inf
+            taken = 0
+            for r in mine:
+                if r.modulus.log2_q <= last - options.modulus_step + 1e-9 and \
+                        taken < options.moduli_per_size:
+                    out.append(r)
+                    last = r.modulus.log2_q
+                    taken += 1
+    return out
+
+
+@cache
+def _vmax(coeffs: int, target: float) -> float:
+    return max_gaussian_variance(coeffs, target, BOUNDED_W)
+
+
+@cache
+def _q2_table(d: int) -> tuple[np.ndarray, np.ndarray]:
+    lo, hi = Q2_BITS_RANGE
+    bits = np.arange(lo, hi + 1)
+    vals = np.array([find_q2(int(b), d) for b in bits], dtype=np.float64)
+    return bits, vals
+
+
+def secret_var(options: Options, d: int) -> float:
+    s2 = options.noise_width**2 / (2 * math.pi)
+    sd = options.secret_distribution
+    if sd == "gaussian":
+        return s2
+    if sd == "ternary":
+        return 2.0 / 3.0
+    plus, minus = (int(x) for x in sd.split(":", 1)[1].split(","))
+    return (plus + minus) / d
+
+
+@dataclass(frozen=True)
+class Structure:
+    ring: Ring
+    n: int
+    pb: int
+    nu_1: int
+    nu_2: int
+    instances: int
+    items_per_pt: int
+
+
+def structures(records: int, record_size: int, ring: Ring, options: Options) -> list[Structure]:
+    d = ring.poly_len
+    out: list[Structure] = []
+    for n in range(1, options.n_max + 1):
+        for pb in range(1, MAX_LOG2_P + 1):
+            p = 1 << pb
+            if 4 * p * p > ring.modulus.q * 2.0**-8:
+                continue  # modulus-switch offset bound
+            if 4 * p >= find_q2(Q2_BITS_RANGE[1], d):
+                continue  # q1 < q2 impossible
+            pt_bits = n * n * d * pb
+            item_bits = 8 * record_size
+            if item_bits <= pt_bits:
+                inst, per = 1, pt_bits // item_bits
+            else:
+                inst, per = -(-item_bits // pt_bits), 1
+            pts = -(-records // per)
+            total = max(1, ceil_log2(pts))
+            log2d = ceil_log2(d)
+            for nu1 in range(1, min(total, log2d - 1) + 1):
+                nu2 = total - nu1
+                if nu2 > MAX_NU_2 or nu1 + 1 > log2d or 2 * (1 << nu1) > d:
+                    continue
+                out.append(Structure(ring, n, pb, nu1, nu2, inst, per))
+    return out
+
+
+@dataclass
+class Grid:
+    """All gadget combinations of one ring, as flat arrays (built once per ring)."""
+
+    tl: np.ndarray
+    tr: np.ndarray
+    tc: np.ndarray
+    tg: np.ndarray
+    ks_l: np.ndarray
+    ks_r: np.ndarray
+    ks_c: np.ndarray
+    conv_top: np.ndarray  # 2·t_conv·d·E[x_conv²]·σ²
+    eg: np.ndarray  # E[x_gsw²]
+
+
+def _digit_sq(bits: np.ndarray) -> np.ndarray:
+    z = np.exp2(bits.astype(np.float64))
+    return (z * z + 2.0) / 12.0
+
+
+@cache
+def _grid(d: int, q_bits: int, sigma2: float,
+          allowed: tuple[tuple[int, ...], ...] | None = None) -> Grid:
+    """The gadget table (t_exp_left × t_exp_right × t_conv × t_gsw); `allowed` restricts
+    each dimension (default: every shortest-per-base length)."""
+    ts = gadget_lengths(q_bits)
+    dims = allowed if allowed is not None else (ts, ts, ts, ts)
+    tl, tr, tc, tg = (a.ravel() for a in np.meshgrid(*(np.array(x) for x in dims),
+                                                     indexing="ij"))
+
+    def ks(t: np.ndarray) -> np.ndarray:
+        return t * d * _digit_sq(-(-q_bits // t)) * sigma2
+
+    return Grid(
+        tl=tl, tr=tr, tc=tc, tg=tg, ks_l=ks(tl), ks_r=ks(tr), ks_c=ks(tc),
+        conv_top=2.0 * tc * d * _digit_sq(-(-q_bits // tc)) * sigma2,
+        eg=_digit_sq(-(-q_bits // tg)),
+    )
+
+
+@cache
+def _allowed(d: int, qb: int, sigma2: float, n: int, nu1: int, nu2: int, qq: float,
+             e_d: float, vmax: float) -> tuple[tuple[int, ...], ...]:
+    """Per gadget dimension, the lengths whose OWN noise term stays below the budget.
+
+    Every term of the final Gaussian variance is non-negative, so a length whose single term
+    (its first-dimension share for t_exp_left/t_exp_right/t_conv, its folding share with every
+    other factor at its minimum for t_gsw) already exceeds `vmax` can never be correct;
+    dropping it is exact. qq = (q1/q)².
+    """
+    ts = gadget_lengths(qb)
+    a = float(1 << nu1)
+    c_fd = qq * a * d * e_d
+
+    def dsq(t: int) -> float:
+        z = float(1 << -(-qb // t))
+        return (z * z + 2.0) / 12.0
+
+    def ks(t: int) -> float:
+        return t * d * dsq(t) * sigma2
+
+    tl = tuple(t for t in ts if c_fd * (a - 1.0) * ks(t) < vmax) or ts[-1:]
+    tr = tuple(t for t in ts if c_fd * a * ks(t) < vmax) or ts[-1:]
+    tc = tuple(t for t in ts if c_fd * n * ks(t) < vmax) or ts[-1:]
+    rest_min = sigma2 + n * min(ks(t) for t in ts)  # v_top + v_right + n·ks_c ≥ this
+    tg = tuple(t for t in ts if qq * nu2 * d * dsq(t) * t * rest_min < vmax) or ts[-1:]
+    return (tl, tr, tc, tg)
+
+
+def _ceil_log2_arr(x: np.ndarray) -> np.ndarray:
+    out = np.zeros_like(x)
+    m = x > 1
+    out[m] = np.ceil(np.log2(x[m].astype(np.float64))).astype(x.dtype)
+    return out
+
+
+@dataclass
+class Evaluation:
+    """Metrics of every gadget combination of one structure (arrays aligned with the grid)."""
+
+    structure: Structure
+    grid: Grid
+    feasible: np.ndarray
+    q2_bits: np.ndarray
+    seconds: np.ndarray
+    params_bytes: np.ndarray
+    response_bytes: np.ndarray
+    query_bytes: int
+    objective: np.ndarray
+    log2_failure_bound: float
+
+
+def evaluate(s: Structure, records: int, record_size: int, options: Options,
+             profile: Profile) -> Evaluation:
+    """Exact metrics of all gadget combinations of structure `s` (vectorized)."""
+    ring = s.ring
+    d, qb, q = ring.poly_len, ring.q_bits, float(ring.modulus.q)
+    L = len(ring.modulus.moduli)
+    n, pb, nu1, nu2, inst = s.n, s.pb, s.nu_1, s.nu_2, s.instances
+    p = float(1 << pb)
+    q1 = 4.0 * p
+    sigma2 = options.noise_width**2 / (2 * math.pi)
+    vs = secret_var(options, d)
+    a = float(1 << nu1)
+    e_d = (p - 1.0) * (2.0 * p - 1.0) / 6.0
+    coeffs = inst * n * n * d
+    vmax = _vmax(coeffs, options.correctness_log2)
+    g = _grid(d, qb, sigma2, _allowed(d, qb, sigma2, n, nu1, nu2, (q1 / q) ** 2, e_d, vmax))
+
+    # --- noise (noise.py) ---
+    digits = nu2 * g.tg
+    big_r = 1 + _ceil_log2_arr(digits)
+    pow_r = np.exp2(big_r.astype(np.float64))
+    v_left = 2.0 * a * sigma2 + a * g.ks_r + (a - 1.0) * g.ks_l
+    v_right = pow_r * sigma2 + (pow_r - 1.0) * g.ks_r
+    v_top = g.conv_top + d * vs * v_right
+    v_fd = a * d * e_d * (v_left + n * g.ks_c)
+    per_fold = d * g.eg * g.tg * (v_top + v_right + n * g.ks_c)
+    v_fold = v_fd + nu2 * per_fold
+    big_a = (q1 / q) ** 2 * v_fold
+    slack = vmax - big_a
+    bits_tab, q2_tab = _q2_table(d)
+    ok_tab = (q2_tab > q1) & (q2_tab < q) & (q2_tab > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        need = np.where(slack > 0, q1 * np.sqrt(d * vs / 12.0 / np.maximum(slack, 1e-300)),
+                        np.inf)
+    # smallest admissible q2_bits with q2 >= need (q2 grows with bits)
+    q2b = np.full(need.shape, 0, dtype=np.int64)
+    for b, v, ok in zip(bits_tab[::-1], q2_tab[::-1], ok_tab[::-1], strict=True):
+        if ok:
+            q2b = np.where(v >= need, b, q2b)
+    # runtime limits
+    log2d = ceil_log2(d)
+    rounds = np.maximum(nu1 + 1, big_r)
+    feasible = (q2b > 0) & (rounds <= log2d) & (2 * digits <= d)
+
+    # --- sizes (sizes.py) ---
+    pp_polys = (rounds - 1) * g.tl + big_r * g.tr + (n * n + 2 * n) * g.tc
+    params_bytes = 64 + -(-(pp_polys * d * qb) // 8)
+    response = 32 + -(-(inst * d * (n * q2b + n * n * (pb + 2))) // 8)
+    query = 64 + -(-(d * qb) // 8)
+
+    # --- time (cost.py) ---
+    ntt = profile.ntt(d)
+    mac, dec, aut = (profile.op_seconds[k] for k in ("mac", "decomp", "auto"))
+
+    def ks_sec(t: np.ndarray) -> np.ndarray:
+        return (t + 2) * L * ntt + 2 * t * L * d * mac + t * d * dec + 2 * L * d * aut
+
+    sc = profile.scale
+    t_exp = sc("expansion") * ((a - 1) * ks_sec(g.tl) + np.exp2(big_r - 1.0) * ks_sec(g.tr))
+    conv = (g.tc + 1) * L * ntt + g.tc * d * dec
+    t_stm = sc("scal_to_mat") * a * (conv + (n + 1) * n * g.tc * L * d * mac)
+    t_r2g = sc("regev_to_gsw") * nu2 * g.tg * (conv + (n + 1) * (n + 2) * g.tc * L * d * mac)
+    t_fd = sc("first_dim") * inst * 2.0 ** (nu1 + nu2) * n * n * d * L * (n + 1) * \
+        profile.op_seconds["fd"]
+    folds = inst * (2.0**nu2 - 1)
+    t_fold = sc("folding") * folds * ((n + 1) * n * (1 + g.tg) * L * ntt
+                                      + (n + 1) * n * g.tg * d * dec
+                                      + (n + 1) ** 2 * n * g.tg * L * d * mac)
+    t_ms = sc("modswitch") * inst * ((n + 1) * n * L * ntt + (n + 1) * n * d *
+                                     profile.op_seconds["ms"])
+    seconds = t_exp + t_stm + t_r2g + t_fd + t_fold + t_ms
+
+    feasible &= (params_bytes <= options.max_params_bytes) & (
+        response <= options.max_response_bytes) & (query <= options.max_query_bytes)
+    obj = objective_value(options, seconds, response, query)
+    return Evaluation(s, g, feasible, q2b, seconds, params_bytes, response, query, obj,
+                      options.correctness_log2)
+
+
+def objective_value(options: Options, seconds: Any, response: Any, query: Any) -> Any:
+    if options.objective == "dollars":
+        return options.prices.dollars(seconds, response)
+    if options.objective == "time":
+        return seconds * 1.0
+    if options.objective == "response":
+        return response * 1.0
+    return (response + query) * 1.0
+
+
+def literal(s: Structure, ev: Evaluation, idx: int, records: int, record_size: int,
+            options: Options) -> dict[str, Any]:
+    """The parameter literal of gadget combination `idx` of an evaluated structure."""
+    ring = s.ring
+    return {
+        "variant": options.variant,
+        "poly_len": ring.poly_len,
+        "moduli": list(ring.modulus.moduli),
+        "noise_width": options.noise_width,
+        "secret_distribution": options.secret_distribution,
+        "n": s.n,
+        "nu_1": s.nu_1,
+        "nu_2": s.nu_2,
+        "p": 1 << s.pb,
+        "q2_bits": int(ev.q2_bits[idx]),
+        "t_gsw": int(ev.grid.tg[idx]),
+        "t_conv": int(ev.grid.tc[idx]),
+        "t_exp_left": int(ev.grid.tl[idx]),
+        "t_exp_right": int(ev.grid.tr[idx]),
+        "instances": s.instances,
+        "db_item_size": record_size,
+        "records": records,
+        "record_size": record_size,
+    }
+
+
+def default_profile(options: Options) -> Profile:
+    return options.profile if options.profile is not None else Profile.load()

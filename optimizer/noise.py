@@ -1,0 +1,192 @@
+"""Noise model of vanilla SPIRAL: per-stage error variances and the response failure probability.
+
+Owns the variance of every server stage (as the runtime implements it, runtime/FORMATS.md and
+the protocol headers) and the log2 probability that a whole response decodes wrongly.
+
+Model (central-limit heuristic: error coefficients are treated as independent, zero-mean, and
+a sum of many products as Gaussian; variances are per coefficient, averaged over the
+coefficients of a ciphertext's error):
+
+* fresh error: σ² = s²/2π for width s; secret variance Var(s) = σ² (gaussian), 2/3 (ternary),
+  (PLUS+MINUS)/d (sparse ternary).
+* gadget digit (signed, base z = 2^b, uniform input): E[x²] = (z² + 2)/12.
+* key switching with gadget length t: v_ks(t) = t · d · E[x²] · σ²  (Σ_k digit_k · e_k).
+* coefficient expansion: every round maps each ciphertext to ct ± τ(ct) (τ an automorphism
+  followed by a key switch), so the mean variance doubles and gains one v_ks. Round 0 uses the
+  right key (t_exp_right); the first-dimension (left) branch then runs nu_1 rounds with
+  t_exp_left; the GSW (right) branch runs rounds_right − 1 more rounds with t_exp_right:
+      v_left  = 2^(nu_1+1) σ² + 2^nu_1 v_ks(t_exp_right) + (2^nu_1 − 1) v_ks(t_exp_left)
+      v_right = 2^R σ² + (2^R − 1) v_ks(t_exp_right),   R = rounds_right.
+* ScalToMat (t_conv): diagonal entries v_left + v_ks(t_conv), off-diagonal v_ks(t_conv); per
+  row of the n×n error: v_left + n·v_ks(t_conv).
+* RegevToGSW: the I_n blocks as ScalToMat of the right-branch ciphertexts; the −s·g block from
+  the conversion key: v_top = 2·t_conv·d·E[x²]·σ² + d·Var(s)·v_right.
+* first dimension: Σ_i C_i · D_i over 2^nu_1 plaintexts with coefficients uniform in [0, p):
+      v_fd = 2^nu_1 · d · E[D²] · (v_left + n·v_ks(t_conv)),  E[D²] = (p−1)(2p−1)/6.
+* folding: each of the nu_2 external products adds
+      d · E[x_gsw²] · t_gsw · (v_top + v_right + n·v_ks(t_conv)).
+* modulus switching: row 0 to q2, rows 1..n to q1 = 4p. The decoded value carries the
+  Gaussian part g with variance (q1/q)²·v_fold + (q1/q2)²·d·Var(s)/12 and a bounded rounding
+  part r (two roundings, each uniform in [−½, ½]); a coefficient decodes wrongly iff
+  |g + r| ≥ q1/(2p) = 2. P(fail) = E_r[Q((2 − r)/σ_g) + Q((2 + r)/σ_g)], r triangular on [−1, 1].
+* a response fails if any of its instances·n²·d coefficients does: union bound.
+
+`stage_variances(params)` returns the per-stage variances (keys `STAGES`);
+`log2_failure(params)` the log2 failure probability of one response. The same formulas are
+used in vectorized form by the search (`NoiseTerms`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from spiralpir.optimizer.params import Parameters
+
+CORRECTNESS_LOG2 = -40.0  # default: failure probability ≤ 2^-40 per query
+
+STAGES = (
+    "expansion_left",
+    "expansion_right",
+    "scal_to_mat",
+    "regev_to_gsw",
+    "first_dimension",
+    "folding",
+    "modulus_switching",
+)
+
+
+def digit_sq(base_bits: int) -> float:
+    """E[x²] of a signed gadget digit in [−z/2, z/2), z = 2^base_bits."""
+    z = float(1 << base_bits)
+    return (z * z + 2.0) / 12.0
+
+
+def secret_variance(kind: str, plus: int, minus: int, sigma2: float, d: int) -> float:
+    if kind == "gaussian":
+        return sigma2
+    if kind == "ternary":
+        return 2.0 / 3.0
+    return (plus + minus) / d
+
+
+def db_coeff_sq(p: int) -> float:
+    """E[D²] for plaintext coefficients uniform in [0, p)."""
+    return (p - 1) * (2 * p - 1) / 6.0
+
+
+def v_ks(t: int, base_bits: int, d: int, sigma2: float) -> float:
+    return t * d * digit_sq(base_bits) * sigma2
+
+
+@dataclass(frozen=True)
+class StageNoise:
+    """Per-stage variances (in units of the coefficient modulus at that stage, i.e. mod q,
+    except `modulus_switching`, which is the Gaussian part after switching, in units of q1)."""
+
+    variances: dict[str, float]
+    sigma_final: float
+    log2_failure: float
+
+
+def _log2_q_tail(x: float) -> float:
+    """log2 of Q(x) = P(N(0,1) ≥ x), accurate far in the tail."""
+    if x < 20.0:
+        return math.log2(max(0.5 * math.erfc(x / math.sqrt(2.0)), 1e-300))
+    # asymptotic: Q(x) ≈ φ(x)/x · (1 − 1/x² + 3/x⁴)
+    ln = -x * x / 2.0 - math.log(x) - 0.5 * math.log(2 * math.pi)
+    ln += math.log1p(-1.0 / (x * x) + 3.0 / x**4)
+    return ln / math.log(2.0)
+
+
+def _log2_add(a: float, b: float) -> float:
+    if a < b:
+        a, b = b, a
+    if b == -math.inf:
+        return a
+    return a + math.log2(1.0 + 2.0 ** (b - a))
+
+
+# Gauss-Legendre-like fixed quadrature over the triangular rounding distribution on [-1, 1].
+_QUAD_N = 64
+
+
+def log2_coeff_failure(
+    sigma_g: float, bound: float = 2.0, rounding_halfwidth: float = 1.0
+) -> float:
+    """log2 P(|g + r| ≥ bound), g ~ N(0, σ_g²), r triangular on [−w, w] (sum of two U[−w/2, w/2]).
+
+    Uses the midpoint rule on r (the integrand is smooth); worst-case-safe to within the
+    quadrature error, which is far below one bit here.
+    """
+    if sigma_g <= 0:
+        return -math.inf
+    w = rounding_halfwidth
+    acc = -math.inf
+    h = 2.0 * w / _QUAD_N
+    for i in range(_QUAD_N):
+        r = -w + (i + 0.5) * h
+        dens = (w - abs(r)) / (w * w)  # triangular density
+        if dens <= 0:
+            continue
+        term = _log2_add(_log2_q_tail((bound - r) / sigma_g), _log2_q_tail((bound + r) / sigma_g))
+        acc = _log2_add(acc, term + math.log2(dens * h))
+    return acc
+
+
+def stage_variances(params: Parameters) -> StageNoise:
+    """Per-stage error variances of a vanilla SPIRAL response and its failure probability."""
+    p = params
+    d = p.poly_len
+    s2 = p.sigma**2
+    vs = secret_variance(p.secret_kind, p.secret_plus, p.secret_minus, s2, d)
+    ks_l = v_ks(p.t_exp_left, p.bits_exp_left, d, s2)
+    ks_r = v_ks(p.t_exp_right, p.bits_exp_right, d, s2)
+    ks_c = v_ks(p.t_conv, p.bits_conv, d, s2)
+    a = 2.0**p.nu_1
+    v_left = 2.0 * a * s2 + a * ks_r + (a - 1.0) * ks_l
+    big_r = 2.0**p.rounds_right
+    v_right = big_r * s2 + (big_r - 1.0) * ks_r
+    v_stm = v_left + ks_c  # diagonal entry; off-diagonal: ks_c
+    v_top = 2.0 * p.t_conv * d * digit_sq(p.bits_conv) * s2 + d * vs * v_right
+    v_r2g = (v_top + v_right + p.n * ks_c) / (p.n + 1)  # mean per entry of a GSW error row
+    v_fd = a * d * db_coeff_sq(p.p) * (v_left + p.n * ks_c)
+    per_fold = d * digit_sq(p.bits_gsw) * p.t_gsw * (v_top + v_right + p.n * ks_c)
+    v_fold = v_fd + p.nu_2 * per_fold
+    q1, q2, q = p.q1, p.q2, p.q
+    v_g = (q1 / q) ** 2 * v_fold + (q1 / q2) ** 2 * d * vs / 12.0
+    sigma_g = math.sqrt(v_g)
+    coeffs = p.instances * p.n * p.n * d
+    # two roundings (|r| ≤ 1) + the Δ = floor(q/p) offset (≤ 4p²/q, at least 2^-8 allowed)
+    bounded = 1.0 + max(2.0**-8, 4.0 * p.p * p.p / q)
+    lf = log2_coeff_failure(sigma_g, 2.0, bounded) + math.log2(coeffs)
+    return StageNoise(
+        variances={
+            "expansion_left": v_left,
+            "expansion_right": v_right,
+            "scal_to_mat": v_stm,
+            "regev_to_gsw": v_r2g,
+            "first_dimension": v_fd,
+            "folding": v_fold,
+            "modulus_switching": v_g,
+        },
+        sigma_final=sigma_g,
+        log2_failure=min(lf, 0.0),
+    )
+
+
+def log2_failure(params: Parameters) -> float:
+    return stage_variances(params).log2_failure
+
+
+def max_gaussian_variance(coeffs: int, target_log2: float = CORRECTNESS_LOG2,
+                          bounded: float = 1.0) -> float:
+    """Largest σ_g² such that coeffs · P(|g + r| ≥ 2) ≤ 2^target (bisection on σ_g)."""
+    lo, hi = 1e-6, 4.0
+    for _ in range(80):
+        mid = math.sqrt(lo * hi)
+        if log2_coeff_failure(mid, 2.0, bounded) + math.log2(coeffs) <= target_log2:
+            lo = mid
+        else:
+            hi = mid
+    return lo * lo
