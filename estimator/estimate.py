@@ -66,3 +66,9 @@ def estimate(
             continue
         report.attacks[name] = ATTACKS[name](params, model)
     return report
+
+
+def estimate_rough(params: LWEParameters) -> Report:
+    """The reference's ``LWE.estimate.rough``: core-SVP (ADPS16) cost of primal uSVP and of
+    the dual hybrid only — comparable with most of the literature, not with ``estimate``."""
+    return estimate(params, "adps16", only=("usvp", "dual_hybrid"))

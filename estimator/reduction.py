@@ -187,6 +187,11 @@ ADPS16_MODEL = ADPS16()
 COST_MODELS: dict[str, CostModel] = {"matzov": MATZOV, "adps16": ADPS16_MODEL}
 
 
+def register_cost_model(model: CostModel) -> None:
+    """Make another BKZ cost model available by its ``name`` (e.g. a quantum variant)."""
+    COST_MODELS[model.name.lower()] = model
+
+
 def get_cost_model(name: str) -> CostModel:
     """Cost model by name (case-insensitive): ``matzov`` or ``adps16``."""
     try:
