@@ -22,6 +22,11 @@ std::uint64_t read_xcr0() {
 }
 #endif
 
+bool env_set(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
+}
+
 CpuFeatures detect() {
   CpuFeatures f;
 #ifdef SPIRALPIR_X86
@@ -37,17 +42,14 @@ CpuFeatures detect() {
   f.avx2 = os_ymm && ((b >> 5) & 1);
   f.avx512f = os_zmm && ((b >> 16) & 1);
   f.avx512dq = f.avx512f && ((b >> 17) & 1);
-  f.avx512ifma = f.avx512f && ((b >> 21) & 1);
+  // SPIRALPIR_DISABLE_AVX512_IFMA=1 lets tests reach the non-IFMA AVX-512 kernels.
+  f.avx512ifma = f.avx512f && ((b >> 21) & 1) && !env_set("SPIRALPIR_DISABLE_AVX512_IFMA");
   f.avx512bw = f.avx512f && ((b >> 30) & 1);
   f.avx512vl = f.avx512f && ((b >> 31) & 1);
 #endif
   return f;
 }
 
-bool env_set(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
-}
 
 }  // namespace
 

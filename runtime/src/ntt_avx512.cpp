@@ -184,17 +184,146 @@ void inverse(std::uint64_t* a, const NttTable& tab, bool reduce) {
   }
 }
 
+// ---- IFMA, fully lazy (p < 2^30) -------------------------------------------------------------
+// vpmadd52{lo,hi}uq read only the low 52 bits of their operands, so a lane may hold any value
+// congruent to the true one mod 2^52 as long as the true value is below 2^52. The butterflies
+// then need no conditional subtractions and no masks: the true values grow by at most 2p per
+// forward stage (< (4 + 2·13)p < 2^35) and double per inverse stage (< 2^14·2p < 2^45), and are
+// only normalised at the end. Per 8 butterflies: 3 IFMA + 3 add/sub.
+struct LazyIfma {
+  __m512i p, two_p, neg_p, mask52;
+  explicit LazyIfma(std::uint64_t prime)
+      : p(bcast(prime)), two_p(bcast(2 * prime)), neg_p(bcast((1ULL << 52) - prime)), mask52(bcast((1ULL << 52) - 1)) {}
+  // ≡ y·w − ⌊y·ws/2^52⌋·p (mod 2^52); the true value is in [0, 2p).
+  __m512i mul(__m512i y, __m512i w, __m512i ws) const {
+    const __m512i zero = _mm512_setzero_si512();
+    const __m512i q = _mm512_madd52hi_epu64(zero, y, ws);
+    return _mm512_madd52lo_epu64(_mm512_madd52lo_epu64(zero, y, w), q, neg_p);
+  }
+  // True value of a lane, reduced from [0, 2^52) to [0, 2p) with one Shoup quotient (w = 1).
+  __m512i normalise(__m512i x, __m512i one_shoup) const {
+    const __m512i t = _mm512_and_si512(x, mask52);
+    const __m512i q = _mm512_madd52hi_epu64(_mm512_setzero_si512(), t, one_shoup);
+    return _mm512_and_si512(_mm512_madd52lo_epu64(t, q, neg_p), mask52);
+  }
+};
+
+void forward_lazy_ifma(std::uint64_t* a, const NttTable& tab, bool reduce) {
+  const std::size_t n = tab.n;
+  const LazyIfma k(tab.p);
+  const std::uint64_t* W = tab.fwd.data();
+  const std::uint64_t* WS = tab.fwd_shoup52.data();
+  for (std::size_t m = 1, t = n / 2; t >= 8; m <<= 1, t >>= 1) {
+    for (std::size_t i = 0; i < m; ++i) {
+      const __m512i w = bcast(W[m + i]), ws = bcast(WS[m + i]);
+      std::uint64_t* x = a + 2 * i * t;
+      std::uint64_t* y = x + t;
+      for (std::size_t j = 0; j < t; j += 8) {
+        const __m512i u = load(x + j);
+        const __m512i v = k.mul(load(y + j), w, ws);
+        store(x + j, _mm512_add_epi64(u, v));
+        store(y + j, _mm512_sub_epi64(_mm512_add_epi64(u, k.two_p), v));
+      }
+    }
+  }
+  const __m512i one_shoup = bcast((1ULL << 52) / tab.p);
+  for (int s = 2; s >= 0; --s) {
+    const std::size_t t = std::size_t{1} << s, m = n / (2 * t);
+    const ShuffleRegs sh(kShuffles[s]);
+    for (std::size_t b = 0; b < n; b += 16) {
+      const __m512i v0 = load(a + b), v1 = load(a + b + 8);
+      const std::size_t i0 = m + b / (2 * t);
+      const __m512i w = _mm512_permutexvar_epi64(sh.w, load(W + i0));
+      const __m512i ws = _mm512_permutexvar_epi64(sh.w, load(WS + i0));
+      const __m512i u = _mm512_permutex2var_epi64(v0, sh.x, v1);
+      const __m512i v = k.mul(_mm512_permutex2var_epi64(v0, sh.y, v1), w, ws);
+      __m512i xo = _mm512_add_epi64(u, v);
+      __m512i yo = _mm512_sub_epi64(_mm512_add_epi64(u, k.two_p), v);
+      if (t == 1) {  // back to true values in [0, 2p), then [0, p) if asked
+        xo = k.normalise(xo, one_shoup);
+        yo = k.normalise(yo, one_shoup);
+        if (reduce) {
+          xo = csub(xo, k.p);
+          yo = csub(yo, k.p);
+        }
+      }
+      store(a + b, _mm512_permutex2var_epi64(xo, sh.out0, yo));
+      store(a + b + 8, _mm512_permutex2var_epi64(xo, sh.out1, yo));
+    }
+  }
+}
+
+void inverse_lazy_ifma(std::uint64_t* a, const NttTable& tab, bool reduce) {
+  const std::size_t n = tab.n;
+  const LazyIfma k(tab.p);
+  const std::uint64_t* W = tab.inv.data();
+  const std::uint64_t* WS = tab.inv_shoup52.data();
+  // Every value is below `bound` (a multiple of p) before a stage; adding it keeps x − y ≥ 0.
+  std::uint64_t bound = 2 * tab.p;
+  for (int s = 0; s <= 2; ++s, bound <<= 1) {
+    const std::size_t t = std::size_t{1} << s, m = n / (2 * t);
+    const ShuffleRegs sh(kShuffles[s]);
+    const __m512i c = bcast(bound);
+    for (std::size_t b = 0; b < n; b += 16) {
+      const __m512i v0 = load(a + b), v1 = load(a + b + 8);
+      const std::size_t i0 = m + b / (2 * t);
+      const __m512i w = _mm512_permutexvar_epi64(sh.w, load(W + i0));
+      const __m512i ws = _mm512_permutexvar_epi64(sh.w, load(WS + i0));
+      const __m512i u = _mm512_permutex2var_epi64(v0, sh.x, v1);
+      const __m512i v = _mm512_permutex2var_epi64(v0, sh.y, v1);
+      const __m512i xo = _mm512_add_epi64(u, v);
+      const __m512i yo = k.mul(_mm512_sub_epi64(_mm512_add_epi64(u, c), v), w, ws);
+      store(a + b, _mm512_permutex2var_epi64(xo, sh.out0, yo));
+      store(a + b + 8, _mm512_permutex2var_epi64(xo, sh.out1, yo));
+    }
+  }
+  std::size_t t = 8;
+  for (std::size_t m = n / 16; m > 1; m >>= 1, t <<= 1, bound <<= 1) {
+    const __m512i c = bcast(bound);
+    for (std::size_t i = 0; i < m; ++i) {
+      const __m512i w = bcast(W[m + i]), ws = bcast(WS[m + i]);
+      std::uint64_t* x = a + 2 * i * t;
+      std::uint64_t* y = x + t;
+      for (std::size_t j = 0; j < t; j += 8) {
+        const __m512i u = load(x + j), v = load(y + j);
+        store(x + j, _mm512_add_epi64(u, v));
+        store(y + j, k.mul(_mm512_sub_epi64(_mm512_add_epi64(u, c), v), w, ws));
+      }
+    }
+  }
+  const __m512i ni = bcast(tab.n_inv), nis = bcast(tab.n_inv_shoup52);
+  const __m512i li = bcast(tab.last_inv), lis = bcast(tab.last_inv_shoup52);
+  const __m512i c = bcast(bound);
+  std::uint64_t* x = a;
+  std::uint64_t* y = a + t;
+  for (std::size_t j = 0; j < t; j += 8) {
+    const __m512i u = load(x + j), v = load(y + j);
+    __m512i xo = _mm512_and_si512(k.mul(_mm512_add_epi64(u, v), ni, nis), k.mask52);
+    __m512i yo = _mm512_and_si512(k.mul(_mm512_sub_epi64(_mm512_add_epi64(u, c), v), li, lis), k.mask52);
+    if (reduce) {
+      xo = csub(xo, k.p);
+      yo = csub(yo, k.p);
+    }
+    store(x + j, xo);
+    store(y + j, yo);
+  }
+}
+
 }  // namespace
 
 void ntt_forward_avx512(std::uint64_t* a, const NttTable& t, bool reduce) {
-  if (t.p < (1ULL << 30))
+  if (t.p < (1ULL << 30) && cpu_features().avx512ifma)
+    forward_lazy_ifma(a, t, reduce);
+  else if (t.p < (1ULL << 30))
     forward<MulEpu32>(a, t, reduce);
   else
     forward<MulIfma>(a, t, reduce);
 }
 
 void ntt_inverse_avx512(std::uint64_t* a, const NttTable& t, bool reduce) {
-  if (t.p < (1ULL << 30))
+  if (t.p < (1ULL << 30) && cpu_features().avx512ifma)
+    inverse_lazy_ifma(a, t, reduce);
+  else if (t.p < (1ULL << 30))
     inverse<MulEpu32>(a, t, reduce);
   else
     inverse<MulIfma>(a, t, reduce);

@@ -9,6 +9,7 @@
 //   active_path()          the fastest available path (what the dispatching kernels use)
 //   available_paths()      every available path, native first (tests and benchmarks loop on it)
 //   path_missing(Path)     human-readable reason a path is unavailable ("" if available)
+// SPIRALPIR_DISABLE_AVX512_IFMA=1 hides IFMA, so the AVX-512 path uses its vpmuludq kernels.
 // A vector kernel is only ever called after path_available() said yes, so a binary never
 // dies with SIGILL on an older CPU: it falls back to the next path.
 #pragma once

@@ -1,0 +1,97 @@
+// spiral_runtime_bench — per-path timings of the ring kernels, for every supported ring shape.
+//   ntt_forward/<path>/<poly_len>/<bits>, ntt_inverse/<path>/<poly_len>/<bits>   one residue
+//   mul_add/<path>/2048/<bits>        acc = acc + a·b mod p over 2048 coefficients (reduced)
+//   mul_add_lazy/<path>/2048/<bits>   acc += a·b over 2048 coefficients (no reduction)
+// <path> ∈ {native, avx2, avx512} (only the ones this CPU/environment allows); <bits> is the
+// prime's bit length. Example: spiral_runtime_bench --benchmark_filter='ntt_forward/.*/2048/28'
+#include <benchmark/benchmark.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "spiralpir/aligned.hpp"
+#include "spiralpir/modarith.hpp"
+#include "spiralpir/ntt.hpp"
+#include "spiralpir/pointwise.hpp"
+
+namespace {
+
+using namespace spiralpir;
+
+struct Shape {
+  std::size_t n;
+  std::uint64_t p;
+};
+
+// One prime per distinct (poly_len, bits) of the rings the tests cover, SPIRAL's first.
+const std::vector<Shape> kShapes = {
+    {2048, 268369921ULL},        {1024, 134215681ULL},    {1024, 1073707009ULL}, {4096, 1073692673ULL},
+    {8192, 1073692673ULL},       {2048, 4294955009ULL},   {2048, 35184372060161ULL},
+    {2048, 1125899906826241ULL},
+};
+
+AlignedBuffer<std::uint64_t> random_words(std::size_t n, std::uint64_t bound, unsigned seed) {
+  std::mt19937_64 g(seed);
+  AlignedBuffer<std::uint64_t> v(n);
+  for (auto& x : v) x = g() % bound;
+  return v;
+}
+
+void bench_ntt(benchmark::State& st, Shape s, Path path, bool forward) {
+  const NttTable tab = NttTable::make(s.p, s.n);
+  auto a = random_words(s.n, s.p, 1);
+  for (auto _ : st) {
+    // Both directions map [0, p) to [0, p), so the same buffer can be transformed repeatedly.
+    if (forward)
+      ntt_forward(a.data(), tab, path);
+    else
+      ntt_inverse(a.data(), tab, path);
+    benchmark::DoNotOptimize(a.data());
+    benchmark::ClobberMemory();
+  }
+  st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations()));
+}
+
+void bench_mul_add(benchmark::State& st, Shape s, Path path, bool lazy) {
+  constexpr std::size_t n = 2048;
+  auto a = random_words(n, s.p, 2), b = random_words(n, s.p, 3), acc = random_words(n, s.p, 4);
+  for (auto _ : st) {
+    if (lazy) {
+      // The unreduced sums wrap around after ~2^8 runs; harmless, only the time is measured.
+      pointwise_mul_add_lazy(acc.data(), a.data(), b.data(), n, path);
+    } else {
+      pointwise_mul_add(acc.data(), a.data(), b.data(), n, s.p, path);
+    }
+    benchmark::DoNotOptimize(acc.data());
+    benchmark::ClobberMemory();
+  }
+  st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * n));
+}
+
+void register_all() {
+  for (Path path : available_paths()) {
+    const std::string pn = path_name(path);
+    for (const Shape& s : kShapes) {
+      const std::string tail = pn + "/" + std::to_string(s.n) + "/" + std::to_string(bit_length(s.p));
+      benchmark::RegisterBenchmark(("ntt_forward/" + tail).c_str(), bench_ntt, s, path, true);
+      benchmark::RegisterBenchmark(("ntt_inverse/" + tail).c_str(), bench_ntt, s, path, false);
+      if (s.n == 2048) {
+        benchmark::RegisterBenchmark(("mul_add/" + tail).c_str(), bench_mul_add, s, path, false);
+        if (s.p < (1ULL << 32))
+          benchmark::RegisterBenchmark(("mul_add_lazy/" + tail).c_str(), bench_mul_add, s, path, true);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  register_all();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
