@@ -13,6 +13,7 @@ lifting, with the probability that lifting succeeds [Wunderer19].  With many sam
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -183,18 +184,18 @@ def beta_params(
     return BetaParams(d, log2_bkz, log2_svp, eta, log2_pb, log2_pm)
 
 
-def guess_levels(params: LWEParameters, zeta: int) -> list[tuple[int, float, float]]:
-    """For guessing ζ secret coordinates: [(w, log2 |S_w|, log2 P_w)] where S_w holds all
+def guess_levels(params: LWEParameters, zeta: int) -> Iterator[tuple[int, float, float]]:
+    """For guessing ζ secret coordinates, lazily: (w, log2 |S_w|, log2 P_w), where S_w holds all
     guesses of Hamming weight ≤ w and P_w the probability that it contains the truth."""
     xs = params.Xs
     if zeta == 0:
-        return [(0, 0.0, 0.0)]
+        yield (0, 0.0, 0.0)
+        return
     h = xs.hamming_weight
     n = params.n
     base = xs.nonzero_values
     lo = max(0, zeta - n + h)
     hi = min(zeta, h)
-    out: list[tuple[int, float, float]] = []
     ls = -INF
     lp = -INF
     for w in range(lo, hi + 1):
@@ -209,8 +210,7 @@ def guess_levels(params: LWEParameters, zeta: int) -> list[tuple[int, float, flo
             )
         ls = log2_add(ls, size)
         lp = log2_add(lp, log2_drop(n, h, zeta, w))
-        out.append((w, ls, min(lp, 0.0)))
-    return out
+        yield (w, ls, min(lp, 0.0))
 
 
 def hybrid_cost(
