@@ -127,23 +127,32 @@ def rings(options: Options) -> list[Ring]:
                 if bits >= options.min_security:
                     out.append(Ring(d, m, bits))
             continue
+        # security falls as q grows: bisect the (sorted) table for the secure prefix
+        table = sorted(modulus_table(d), key=lambda m: m.q)
+
+        def secure(m: Modulus, d: int = d) -> float:
+            return sec(d, m.log2_q, options.noise_width, options.secret_distribution)
+
+        lo, hi = 0, len(table)  # table[:lo] secure, table[hi:] insecure
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if secure(table[mid]) >= options.min_security:
+                lo = mid + 1
+            else:
+                hi = mid
         # per number of CRT primes: the largest secure moduli, `modulus_step` bits apart
-        secure: list[Ring] = []
-        for m in modulus_table(d):
-            bits = sec(d, m.log2_q, options.noise_width, options.secret_distribution)
-            if bits >= options.min_security:
-                secure.append(Ring(d, m, bits))
         for count in (1, 2, 3):
-            mine = sorted((r for r in secure if len(r.modulus.moduli) == count),
-                          key=lambda r: -r.modulus.q)
+            mine = sorted((m for m in table[:lo] if len(m.moduli) == count), key=lambda m: -m.q)
             last = math.inf
             taken = 0
-            for r in mine:
-                if r.modulus.log2_q <= last - options.modulus_step + 1e-9 and \
+            for m in mine:
+                if m.log2_q <= last - options.modulus_step + 1e-9 and \
                         taken < options.moduli_per_size:
-                    out.append(r)
-                    last = r.modulus.log2_q
-                    taken += 1
+                    bits = secure(m)
+                    if bits >= options.min_security:
+                        out.append(Ring(d, m, bits))
+                        last = m.log2_q
+                        taken += 1
     return out
 
 
