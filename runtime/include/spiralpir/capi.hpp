@@ -26,6 +26,8 @@
 //   int  PREFIX_server_answer(void* server, void* pp, const uint8_t* query, size_t query_len,
 //                             uint8_t** resp, size_t* resp_len, double* stage_seconds_or_null);
 //        stage_seconds_or_null: room for 5 doubles, in the order of PREFIX_stage_names().
+//   Streaming additions (issue 8, variants.hpp): PREFIX_variant, PREFIX_server_prepare,
+//   PREFIX_server_answer_prepared, PREFIX_prepared_free.
 #pragma once
 
 #include <cstdint>
@@ -209,4 +211,5 @@ T& deref(void* h, const char* what) {
       ::spiralpir::capi::give(s.answer(p, query, query_len, stage_seconds_or_null), resp, resp_len);        \
     });                                                                                                     \
   }                                                                                                         \
-  }
+  }                                                                                                         \
+  SPIRALPIR_DEFINE_C_API_STREAMING(PREFIX, PARAMS)

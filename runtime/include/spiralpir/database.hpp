@@ -192,7 +192,7 @@ class Database {
       throw FormatError("preprocessed database: " + path + " has " + std::to_string(size) + " bytes, expected " +
                         std::to_string(D::preprocessed_db_bytes));
     }
-    if (h.aux == 0 || h.aux > D::num_items) {
+    if (h.aux == 0 || h.aux > Derived<typename WireOf<P>::type>::num_items) {
       ::close(fd);
       throw FormatError("preprocessed database: record count " + std::to_string(h.aux) + " out of range");
     }

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "spiralpir/error.hpp"
@@ -144,6 +145,7 @@ std::string params_canonical_string() {
 /// First 8 bytes of SHA-256(canonical string), as written in every header.
 template <SpiralParams P>
 const std::array<std::uint8_t, 8>& params_hash() {
+  if constexpr (!std::is_same_v<typename WireOf<P>::type, P>) return params_hash<typename WireOf<P>::type>();
   static const std::array<std::uint8_t, 8> h = [] {
     const std::string s = params_canonical_string<P>();
     const auto full = detail::sha256({reinterpret_cast<const std::uint8_t*>(s.data()), s.size()});

@@ -24,8 +24,7 @@ namespace spiralpir {
 using u128 = unsigned __int128;
 using i128 = __int128;
 
-/// Members of the SPIRAL family. Only `spiral` is implemented by the server today; the other
-/// variants are accepted by the type system so later stages slot in (issue 8).
+/// Members of the SPIRAL family (variants.hpp implements stream, pack and stream_pack).
 enum class Variant : std::uint8_t { spiral = 0, stream = 1, pack = 2, stream_pack = 3 };
 /// Distribution of the secret key polynomials.
 enum class SecretDist : std::uint8_t { gaussian = 0, ternary = 1, sparse_ternary = 2 };
@@ -148,6 +147,19 @@ constexpr std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a +
 
 }  // namespace detail
 
+/// The parameter type an object is labelled with on the wire (params hash, record capacity):
+/// P itself, or P::wire_params for an internal computation type (variants.hpp: SpiralStream /
+/// SpiralPack compute with a spiral-shaped or n = 1 inner type but write the outer params' hash).
+template <class P>
+struct WireOf {
+  using type = P;
+};
+template <class P>
+  requires requires { typename P::wire_params; }
+struct WireOf<P> {
+  using type = typename P::wire_params;
+};
+
 /// Derived constants of a parameter type. All public members are constexpr.
 template <SpiralParams P>
 struct Derived {
@@ -203,12 +215,23 @@ struct Derived {
   static constexpr std::uint64_t header_bytes = 32;
   static constexpr std::uint64_t seed_bytes = 32;
   static constexpr std::uint64_t poly_q_bytes = detail::ceil_div(std::uint64_t{d} * q_bits, 8);
-  static constexpr std::uint64_t pp_polys = std::uint64_t{rounds - 1} * P::t_exp_left +
-                                            std::uint64_t{rounds_right} * P::t_exp_right +
-                                            std::uint64_t{n} * n * P::t_conv + std::uint64_t{2} * n * P::t_conv;
+  // variants (issue 8, FORMATS.md §3): stream = no expansion keys, the query holds the 2^nu_1
+  // first-dimension and nu_2·t_gsw digit cts; pack = computation with n_comp = 1 plus n packing
+  // key-switching matrices (n·n·t_conv polys).
+  static constexpr bool is_stream = P::variant == Variant::stream || P::variant == Variant::stream_pack;
+  static constexpr bool is_pack = P::variant == Variant::pack || P::variant == Variant::stream_pack;
+  static constexpr unsigned n_comp = is_pack ? 1u : n;
+  static constexpr std::uint64_t expansion_polys =
+      std::uint64_t{rounds - 1} * P::t_exp_left + std::uint64_t{rounds_right} * P::t_exp_right;
+  static constexpr std::uint64_t conversion_polys =
+      std::uint64_t{n_comp} * n_comp * P::t_conv + std::uint64_t{2} * n_comp * P::t_conv;
+  static constexpr std::uint64_t packing_polys = is_pack ? std::uint64_t{n} * n * P::t_conv : 0;
+  static constexpr std::uint64_t pp_polys = (is_stream ? 0 : expansion_polys) + conversion_polys + packing_polys;
   static constexpr std::uint64_t public_params_bytes =
       header_bytes + seed_bytes + detail::ceil_div(pp_polys * d * q_bits, 8);
-  static constexpr std::uint64_t query_bytes = header_bytes + seed_bytes + poly_q_bytes;
+  static constexpr std::uint64_t query_polys = is_stream ? dim0 + num_gsw_digits : 1;
+  static constexpr std::uint64_t query_bytes =
+      header_bytes + seed_bytes + detail::ceil_div(query_polys * d * q_bits, 8);
   static constexpr std::uint64_t response_payload_bits =
       instances * d * (std::uint64_t{n} * P::q2_bits + std::uint64_t{n} * n * q1_bits);
   static constexpr std::uint64_t response_bytes = header_bytes + detail::ceil_div(response_payload_bits, 8);
@@ -241,7 +264,6 @@ struct Derived {
   static_assert(num_primes >= 1 && num_primes <= 3, "1..3 CRT primes supported by the protocol layer");
   static_assert(primes_ok(), "each prime must be < 2^32, prime, distinct and ≡ 1 mod 2*poly_len");
   static_assert(q_bits <= 100, "q must stay below 2^100 (gadget/CRT arithmetic uses 128-bit integers)");
-  static_assert(P::variant == Variant::spiral, "only Variant::spiral is implemented by this runtime");
   static_assert(P::noise_width > 0.0 && P::noise_width < 1000.0, "noise_width out of range");
   static_assert(P::secret_dist != SecretDist::sparse_ternary ||
                     (P::secret_plus + P::secret_minus > 0 && P::secret_plus + P::secret_minus <= d),

@@ -171,3 +171,6 @@ std::string params_json() {
 }
 
 }  // namespace spiralpir
+
+// SpiralStream / SpiralPack / SpiralStreamPack specializations and the streaming API (issue 8).
+#include "spiralpir/variants.hpp"

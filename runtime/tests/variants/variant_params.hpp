@@ -1,0 +1,36 @@
+// Test-only variant parameter sets (issue 8): SPIRAL's published rings/gadgets (insecure, see
+// ../protocol/test_params.hpp) with the variant switched, at CI-sized nu.
+#pragma once
+
+#include "../protocol/test_params.hpp"
+
+namespace spiralpir::testing {
+
+struct insecure_stream_2e20x256b_ci : insecure_spiral_2e20x256b_ci {
+  static constexpr Variant variant = Variant::stream;
+};
+struct insecure_pack_2e20x256b_ci : insecure_spiral_2e20x256b_ci {
+  static constexpr Variant variant = Variant::pack;
+};
+struct insecure_streampack_2e20x256b_ci : insecure_spiral_2e20x256b_ci {
+  static constexpr Variant variant = Variant::stream_pack;
+};
+/// large items over several instances, n = 2
+struct insecure_streampack_2e14x100kb_ci : insecure_spiral_2e14x100kb_ci {
+  static constexpr Variant variant = Variant::stream_pack;
+};
+struct insecure_pack_2e14x100kb_ci : insecure_spiral_2e14x100kb_ci {
+  static constexpr Variant variant = Variant::pack;
+};
+struct insecure_stream_2e14x100kb_ci : insecure_spiral_2e14x100kb_ci {
+  static constexpr Variant variant = Variant::stream;
+};
+/// pack with n = 3 (9 sub-databases) and a ternary secret
+struct insecure_pack_n3_ci : insecure_spiral_2e20x256b_ci {
+  static constexpr Variant variant = Variant::pack;
+  static constexpr SecretDist secret_dist = SecretDist::ternary;
+  static constexpr unsigned n = 3, nu_1 = 3, nu_2 = 2;
+  static constexpr std::uint64_t num_records = 700;
+};
+
+}  // namespace spiralpir::testing
