@@ -13,15 +13,18 @@ Operations (units):
   fd      one first-dimension multiply-accumulate (a database word × a ciphertext row)
   ms      one modulus-switched coefficient (CRT compose + two roundings)
 
-Stage op counts (L = number of CRT primes, d = poly_len, ks(t) = one key switch, gadget t):
-  ks(t)        ntt (t+2)L, mac 2tLd, decomp td, auto 2Ld
-  expansion    (2^nu_1 − 1)·ks(t_exp_left) + 2^(R−1)·ks(t_exp_right), R = rounds_right
-  scal_to_mat  2^nu_1 · [ntt (t_conv+1)L, decomp t_conv·d, mac (n+1)n·t_conv·L·d]
-  regev_to_gsw nu_2·t_gsw · [ntt (t_conv+1)L, decomp t_conv·d, mac (n+1)(n+2)·t_conv·L·d]
-  first_dim    instances · fd 2^(nu_1+nu_2)·n²·d·L·(n+1)
-  folding      instances·(2^nu_2 − 1) · [ntt (n+1)n(1+t_gsw)L, decomp (n+1)n·t_gsw·d,
-               mac (n+1)²n·t_gsw·L·d]
-  modswitch    instances · [ntt (n+1)nL, ms (n+1)nd]
+Stage op counts (L = number of CRT primes, d = poly_len, ks(t) = one key switch, gadget t),
+following the runtime's ServerStages (runtime/include/spiralpir/server.hpp), stage names as
+its timings (expansion, conversion, first_dimension, folding, modswitch):
+  ks(t)          ntt (t+2)L, mac 2tLd, decomp td, auto 2Ld
+  expansion      Σ_{r=1}^{rounds−1} min(2^(r−1), 2^nu_1) · ks(t_exp_left)
+                 + [1 + Σ_{r=1}^{R−1} min(2^(r−1), nu_2·t_gsw)] · ks(t_exp_right), R = rounds_right
+  conversion     2^nu_1 · [ntt (t_conv+1)L, decomp t_conv·d, mac (n+1)n·t_conv·L·d]
+                 + nu_2·t_gsw · [ntt (2t_conv+1)L, decomp 2t_conv·d, mac (n+1)(n+2)·t_conv·L·d]
+  first_dimension instances · fd 2^(nu_1+nu_2)·n²·d·L·(n+1)
+  folding        instances·(2^nu_2 − 1) · [ntt (n+1)n(1+t_gsw)L, decomp (n+1)n·t_gsw·d,
+                 mac (n+1)²n·t_gsw·L·d]
+  modswitch      instances · [ntt (n+1)nL, ms (n+1)nd]
 Each stage's seconds = stage_scale[stage] × Σ count·cost (stage_scale, default 1, is fitted by
 calibration against measured stage timings).
 """
@@ -38,7 +41,7 @@ from typing import Any
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.params import Parameters
 
-STAGES = ("expansion", "scal_to_mat", "regev_to_gsw", "first_dim", "folding", "modswitch")
+STAGES = ("expansion", "conversion", "first_dimension", "folding", "modswitch")
 OPS = ("ntt", "mac", "decomp", "auto", "fd", "ms")
 
 # Prices of the SPIRAL paper (AWS, 2022): $0.0195 per CPU-hour, $0.09 per GB egress.
@@ -139,16 +142,20 @@ def stage_op_counts(p: Parameters) -> dict[str, dict[str, float]]:
     L, d, n = len(p.moduli), p.poly_len, p.n
     inst = p.instances
     dim0 = 2**p.nu_1
-    conv = {"ntt": (p.t_conv + 1) * L, "decomp": p.t_conv * d}
+    digits = p.num_gsw_digits
+    n_left = sum(min(2 ** (r - 1), dim0) for r in range(1, p.rounds))
+    n_right = 1 + sum(min(2 ** (r - 1), digits) for r in range(1, p.rounds_right))
+    tc = p.t_conv
     return {
-        "expansion": _sum(
-            _scaled(_ks(p.t_exp_left, L, d), dim0 - 1),
-            _scaled(_ks(p.t_exp_right, L, d), 2 ** (p.rounds_right - 1)),
+        "expansion": _sum(_scaled(_ks(p.t_exp_left, L, d), n_left),
+                          _scaled(_ks(p.t_exp_right, L, d), n_right)),
+        "conversion": _sum(
+            _scaled({"ntt": (tc + 1) * L, "decomp": tc * d, "mac": (n + 1) * n * tc * L * d},
+                    dim0),
+            _scaled({"ntt": (2 * tc + 1) * L, "decomp": 2 * tc * d,
+                     "mac": (n + 1) * (n + 2) * tc * L * d}, digits),
         ),
-        "scal_to_mat": _scaled(_sum(conv, {"mac": (n + 1) * n * p.t_conv * L * d}), dim0),
-        "regev_to_gsw": _scaled(
-            _sum(conv, {"mac": (n + 1) * (n + 2) * p.t_conv * L * d}), p.nu_2 * p.t_gsw),
-        "first_dim": {"fd": inst * 2 ** (p.nu_1 + p.nu_2) * n * n * d * L * (n + 1)},
+        "first_dimension": {"fd": inst * 2 ** (p.nu_1 + p.nu_2) * n * n * d * L * (n + 1)},
         "folding": _scaled(
             {
                 "ntt": (n + 1) * n * (1 + p.t_gsw) * L,

@@ -331,7 +331,9 @@ def evaluate(s: Structure, records: int, record_size: int, options: Options,
     digits = nu2 * g.tg
     big_r = 1 + _ceil_log2_arr(digits)
     pow_r = np.exp2(big_r.astype(np.float64))
-    v_left = 2.0 * a * sigma2 + a * g.ks_r + (a - 1.0) * g.ks_l
+    rounds = np.maximum(nu1 + 1, big_r)
+    h = np.exp2(rounds - 1.0)
+    v_left = 2.0 * h * sigma2 + h * g.ks_r + (h - 1.0) * g.ks_l
     v_right = pow_r * sigma2 + (pow_r - 1.0) * g.ks_r
     v_top = g.conv_top + d * vs * v_right
     v_fd = a * d * e_d * (v_left + n * g.ks_c)
@@ -351,7 +353,6 @@ def evaluate(s: Structure, records: int, record_size: int, options: Options,
             q2b = np.where(v >= need, b, q2b)
     # runtime limits
     log2d = ceil_log2(d)
-    rounds = np.maximum(nu1 + 1, big_r)
     feasible = (q2b > 0) & (rounds <= log2d) & (2 * digits <= d)
 
     # --- sizes (sizes.py) ---
@@ -368,11 +369,18 @@ def evaluate(s: Structure, records: int, record_size: int, options: Options,
         return (t + 2) * L * ntt + 2 * t * L * d * mac + t * d * dec + 2 * L * d * aut
 
     sc = profile.scale
-    t_exp = sc("expansion") * ((a - 1) * ks_sec(g.tl) + np.exp2(big_r - 1.0) * ks_sec(g.tr))
+    # expansion: live nodes per round (ServerStages::expand)
+    n_left = np.zeros_like(g.tl, dtype=np.float64)
+    n_right = np.ones_like(g.tl, dtype=np.float64)  # round 0
+    for r in range(1, log2d + 1):
+        n_left += np.where(r < rounds, min(2.0 ** (r - 1), a), 0.0)
+        n_right += np.where(r < big_r, np.minimum(2.0 ** (r - 1), digits), 0.0)
+    t_exp = sc("expansion") * (n_left * ks_sec(g.tl) + n_right * ks_sec(g.tr))
     conv = (g.tc + 1) * L * ntt + g.tc * d * dec
-    t_stm = sc("scal_to_mat") * a * (conv + (n + 1) * n * g.tc * L * d * mac)
-    t_r2g = sc("regev_to_gsw") * nu2 * g.tg * (conv + (n + 1) * (n + 2) * g.tc * L * d * mac)
-    t_fd = sc("first_dim") * inst * 2.0 ** (nu1 + nu2) * n * n * d * L * (n + 1) * \
+    conv2 = (2 * g.tc + 1) * L * ntt + 2 * g.tc * d * dec
+    t_conv = sc("conversion") * (a * (conv + (n + 1) * n * g.tc * L * d * mac)
+                                 + nu2 * g.tg * (conv2 + (n + 1) * (n + 2) * g.tc * L * d * mac))
+    t_fd = sc("first_dimension") * inst * 2.0 ** (nu1 + nu2) * n * n * d * L * (n + 1) * \
         profile.op_seconds["fd"]
     folds = inst * (2.0**nu2 - 1)
     t_fold = sc("folding") * folds * ((n + 1) * n * (1 + g.tg) * L * ntt
@@ -380,7 +388,7 @@ def evaluate(s: Structure, records: int, record_size: int, options: Options,
                                       + (n + 1) ** 2 * n * g.tg * L * d * mac)
     t_ms = sc("modswitch") * inst * ((n + 1) * n * L * ntt + (n + 1) * n * d *
                                      profile.op_seconds["ms"])
-    seconds = t_exp + t_stm + t_r2g + t_fd + t_fold + t_ms
+    seconds = t_exp + t_conv + t_fd + t_fold + t_ms
 
     feasible &= (params_bytes <= options.max_params_bytes) & (
         response <= options.max_response_bytes) & (query <= options.max_query_bytes)

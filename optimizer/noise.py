@@ -11,16 +11,18 @@ coefficients of a ciphertext's error):
   (PLUS+MINUS)/d (sparse ternary).
 * gadget digit (signed, base z = 2^b, uniform input): E[x²] = (z² + 2)/12.
 * key switching with gadget length t: v_ks(t) = t · d · E[x²] · σ²  (Σ_k digit_k · e_k).
-* coefficient expansion: every round maps each ciphertext to ct ± τ(ct) (τ an automorphism
-  followed by a key switch), so the mean variance doubles and gains one v_ks. Round 0 uses the
-  right key (t_exp_right); the first-dimension (left) branch then runs nu_1 rounds with
-  t_exp_left; the GSW (right) branch runs rounds_right − 1 more rounds with t_exp_right:
-      v_left  = 2^(nu_1+1) σ² + 2^nu_1 v_ks(t_exp_right) + (2^nu_1 − 1) v_ks(t_exp_left)
+* coefficient expansion (runtime: ServerStages::expand): every round maps each ciphertext to
+  ct ± τ(ct) (τ an automorphism followed by a key switch), so the mean variance doubles and
+  gains one v_ks. Round 0 uses the right key (t_exp_right); first-dimension (even) nodes then
+  run ALL remaining rounds 1..rounds−1 with t_exp_left (rounds = max(nu_1+1, rounds_right));
+  GSW-digit (odd) nodes stop after rounds_right rounds, all with t_exp_right:
+      v_left  = 2^rounds σ² + 2^(rounds−1) v_ks(t_exp_right) + (2^(rounds−1) − 1) v_ks(t_exp_left)
       v_right = 2^R σ² + (2^R − 1) v_ks(t_exp_right),   R = rounds_right.
 * ScalToMat (t_conv): diagonal entries v_left + v_ks(t_conv), off-diagonal v_ks(t_conv); per
-  row of the n×n error: v_left + n·v_ks(t_conv).
+  row of the n×n error: v_left + n·v_ks(t_conv); mean per entry (v_left + n·v_ks(t_conv))/n.
 * RegevToGSW: the I_n blocks as ScalToMat of the right-branch ciphertexts; the −s·g block from
-  the conversion key: v_top = 2·t_conv·d·E[x²]·σ² + d·Var(s)·v_right.
+  the conversion key (2·t_conv digits of a and b): v_top = 2·t_conv·d·E[x²]·σ² + d·Var(s)·v_right;
+  mean per entry of the n × (n+1)t_gsw error: (v_top + v_right + n·v_ks(t_conv))/(n+1).
 * first dimension: Σ_i C_i · D_i over 2^nu_1 plaintexts with coefficients uniform in [0, p):
       v_fd = 2^nu_1 · d · E[D²] · (v_left + n·v_ks(t_conv)),  E[D²] = (p−1)(2p−1)/6.
 * folding: each of the nu_2 external products adds
@@ -29,6 +31,8 @@ coefficients of a ciphertext's error):
   Gaussian part g with variance (q1/q)²·v_fold + (q1/q2)²·d·Var(s)/12 and a bounded rounding
   part r (two roundings, each uniform in [−½, ½]); a coefficient decodes wrongly iff
   |g + r| ≥ q1/(2p) = 2. P(fail) = E_r[Q((2 − r)/σ_g) + Q((2 + r)/σ_g)], r triangular on [−1, 1].
+  (The runtime decodes e = g + r exactly as an integer and fails iff e ≥ 2 or e ≤ −3, so this
+  is conservative.) The measured `modswitch` stage is the integer e: variance v_g + 1/6.
 * a response fails if any of its instances·n²·d coefficients does: union bound.
 
 `stage_variances(params)` returns the per-stage variances (keys `STAGES`);
@@ -45,14 +49,14 @@ from spiralpir.optimizer.params import Parameters
 
 CORRECTNESS_LOG2 = -40.0  # default: failure probability ≤ 2^-40 per query
 
-STAGES = (
-    "expansion_left",
+STAGES = (  # the runtime noise hook's stage names (runtime/include/spiralpir/noise.hpp)
+    "expansion",
     "expansion_right",
-    "scal_to_mat",
-    "regev_to_gsw",
+    "conversion",
+    "conversion_gsw",
     "first_dimension",
     "folding",
-    "modulus_switching",
+    "modswitch",
 )
 
 
@@ -81,8 +85,9 @@ def v_ks(t: int, base_bits: int, d: int, sigma2: float) -> float:
 
 @dataclass(frozen=True)
 class StageNoise:
-    """Per-stage variances (in units of the coefficient modulus at that stage, i.e. mod q,
-    except `modulus_switching`, which is the Gaussian part after switching, in units of q1)."""
+    """Per-stage mean variances: mod q, except `modswitch` (the decoded integer error in units
+    of q1, Gaussian part + the two roundings). `fold_r` is after fold round r; `folding` the
+    last one (= the input of modulus switching)."""
 
     variances: dict[str, float]
     sigma_final: float
@@ -144,12 +149,13 @@ def stage_variances(params: Parameters) -> StageNoise:
     ks_r = v_ks(p.t_exp_right, p.bits_exp_right, d, s2)
     ks_c = v_ks(p.t_conv, p.bits_conv, d, s2)
     a = 2.0**p.nu_1
-    v_left = 2.0 * a * s2 + a * ks_r + (a - 1.0) * ks_l
+    h = 2.0 ** (p.rounds - 1)
+    v_left = 2.0 * h * s2 + h * ks_r + (h - 1.0) * ks_l
     big_r = 2.0**p.rounds_right
     v_right = big_r * s2 + (big_r - 1.0) * ks_r
-    v_stm = v_left + ks_c  # diagonal entry; off-diagonal: ks_c
+    v_conv = (v_left + p.n * ks_c) / p.n  # mean per entry of the n×n error
     v_top = 2.0 * p.t_conv * d * digit_sq(p.bits_conv) * s2 + d * vs * v_right
-    v_r2g = (v_top + v_right + p.n * ks_c) / (p.n + 1)  # mean per entry of a GSW error row
+    v_r2g = (v_top + v_right + p.n * ks_c) / (p.n + 1)  # mean per entry of a GSW error
     v_fd = a * d * db_coeff_sq(p.p) * (v_left + p.n * ks_c)
     per_fold = d * digit_sq(p.bits_gsw) * p.t_gsw * (v_top + v_right + p.n * ks_c)
     v_fold = v_fd + p.nu_2 * per_fold
@@ -160,15 +166,17 @@ def stage_variances(params: Parameters) -> StageNoise:
     # two roundings (|r| ≤ 1) + the Δ = floor(q/p) offset (≤ 4p²/q, at least 2^-8 allowed)
     bounded = 1.0 + max(2.0**-8, 4.0 * p.p * p.p / q)
     lf = log2_coeff_failure(sigma_g, 2.0, bounded) + math.log2(coeffs)
+    folds = {f"fold_{r}": v_fd + (r + 1) * per_fold for r in range(p.nu_2)}
     return StageNoise(
         variances={
-            "expansion_left": v_left,
+            "expansion": v_left,
             "expansion_right": v_right,
-            "scal_to_mat": v_stm,
-            "regev_to_gsw": v_r2g,
+            "conversion": v_conv,
+            "conversion_gsw": v_r2g,
             "first_dimension": v_fd,
+            **folds,
             "folding": v_fold,
-            "modulus_switching": v_g,
+            "modswitch": v_g + 1.0 / 6.0,
         },
         sigma_final=sigma_g,
         log2_failure=min(lf, 0.0),

@@ -96,21 +96,22 @@ def _lower_bounds(s: Structure, options: Options, profile: Any) -> tuple[float, 
     vmax = _vmax(inst * n * n * d, options.correctness_log2)
     possible = big_a < vmax
     # objective lower bound
-    t_fd = profile.scale("first_dim") * inst * 2.0 ** (nu1 + nu2) * n * n * d * L * (n + 1) * \
-        profile.op_seconds["fd"]
+    t_fd = profile.scale("first_dimension") * inst * 2.0 ** (nu1 + nu2) * n * n * d * L * \
+        (n + 1) * profile.op_seconds["fd"]
     # every other stage at its cheapest gadget choice (each a sum of non-negative terms)
     ntt = profile.ntt(d)
     mac, dec, aut = (profile.op_seconds[k] for k in ("mac", "decomp", "auto"))
     ks_sec = (t_min + 2) * L * ntt + 2 * t_min * L * d * mac + t_min * d * dec + 2 * L * d * aut
-    t_exp = profile.scale("expansion") * ((a - 1) + 1) * ks_sec
+    t_exp = profile.scale("expansion") * a * ks_sec  # ≥ (2^nu_1 − 1) left + 1 right key switch
     conv = (t_min + 1) * L * ntt + t_min * d * dec
-    t_stm = profile.scale("scal_to_mat") * a * (conv + (n + 1) * n * t_min * L * d * mac)
-    t_r2g = profile.scale("regev_to_gsw") * nu2 * t_min * (
-        conv + (n + 1) * (n + 2) * t_min * L * d * mac)
+    conv2 = (2 * t_min + 1) * L * ntt + 2 * t_min * d * dec
+    t_conv = profile.scale("conversion") * (
+        a * (conv + (n + 1) * n * t_min * L * d * mac)
+        + nu2 * t_min * (conv2 + (n + 1) * (n + 2) * t_min * L * d * mac))
     t_fold = profile.scale("folding") * inst * (2.0**nu2 - 1) * (
         (n + 1) * n * (1 + t_min) * L * ntt + (n + 1) * n * t_min * d * dec
         + (n + 1) ** 2 * n * t_min * L * d * mac)
-    t_fd += t_exp + t_stm + t_r2g + t_fold
+    t_fd += t_exp + t_conv + t_fold
     t_ms = profile.scale("modswitch") * inst * ((n + 1) * n * L * profile.ntt(d)
                                                 + (n + 1) * n * d * profile.op_seconds["ms"])
     bits_tab, q2_tab = _q2_table(d)
