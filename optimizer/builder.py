@@ -4,15 +4,18 @@ Layout under the build directory (default ``<repo>/build/spiralpir``, or $SPIRAL
 
     runtime/            CMake build tree of the shared runtime (configured once)
     runtime-install/    its install prefix; instances find_package(spiralpirRuntime) here
-    instances/NAME/     one CMake build tree per generated instance
+    instances/NAME-H/   one CMake build tree per generated directory (H: a hash of its path,
+                        so two builds of the same name in different places never collide)
 
-Every call re-runs the (incremental) runtime and instance builds, which is a no-op when
-nothing changed. A file lock serialises concurrent builds into the same directory.
+The runtime is built from this source checkout (or $SPIRALPIR_RUNTIME_SOURCE). Every call
+re-runs the (incremental) runtime and instance builds, which is a no-op when nothing changed.
+A file lock serialises concurrent builds into the same directory.
 """
 
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import re
@@ -63,7 +66,8 @@ def instance_paths(source_dir: Path, build_dir: Path | None = None) -> Instance:
     source_dir = Path(source_dir).resolve()
     name = instance_name(source_dir)
     root = Path(build_dir).resolve() if build_dir else DEFAULT_BUILD_DIR
-    bdir = root / "instances" / name
+    tag = hashlib.sha256(str(source_dir).encode()).hexdigest()[:8]
+    bdir = root / "instances" / f"{name}-{tag}"
     return Instance(
         name=name,
         source_dir=source_dir,
@@ -149,7 +153,7 @@ def build_runtime(build_dir: Path | None = None, jobs: int | None = None,
     """Configure (once), build and install the shared runtime; returns the install prefix."""
     cmake, generator = _tools()
     root = Path(build_dir).resolve() if build_dir else DEFAULT_BUILD_DIR
-    src = REPO_ROOT
+    src = Path(os.environ.get("SPIRALPIR_RUNTIME_SOURCE") or REPO_ROOT)
     if not (src / "runtime" / "CMakeLists.txt").is_file():
         raise SpiralpirError(f"runtime sources not found under {src} (need a source checkout)")
     bdir, prefix = root / "runtime", root / "runtime-install"
@@ -179,7 +183,7 @@ def build(source_dir: Path, build_dir: Path | None = None, jobs: int | None = No
     prefix = build_runtime(build_dir, jobs, show_progress)
     cmake, generator = _tools()
     jobs = jobs or os.cpu_count() or 1
-    with _lock(inst.build_dir.parent / f".{inst.name}.lock"):
+    with _lock(inst.build_dir.parent / f".{inst.build_dir.name}.lock"):
         _run(
             [cmake, "-S", str(inst.source_dir), "-B", str(inst.build_dir), *generator,
              "-DCMAKE_BUILD_TYPE=Release", f"-DCMAKE_PREFIX_PATH={prefix}",

@@ -58,17 +58,19 @@ def format_report(name: str, r: dict[str, Any]) -> str:
     lines = [
         f"{name}: {'correct' if r['correct'] else 'WRONG RESULTS'}"
         + (" (implicit database, addressed cyclically)" if r["implicit_db"] else ""),
-        f"  {'server time':<24}{r['server_seconds']:.4f} s (median, {r['threads']} thread(s))",
+        f"  {'server time':<30}{r['server_seconds']:.4f} s (median, {r['threads']} thread(s))",
     ]
     for stage, secs in r["stages"].items():
-        lines.append(f"    {stage:<22}{secs:.4f} s")
+        lines.append(f"    {stage:<28}{secs:.4f} s")
     for key in ("query_bytes", "response_bytes", "public_params_bytes", "db_bytes",
                 "preprocessed_db_bytes"):
-        lines.append(f"  {key:<24}{r[key]:>14,d}  ({_human(r[key])})")
-    lines.append(f"  {'throughput':<24}{_human(r['throughput_bytes_per_second'])}/s")
+        lines.append(f"  {key:<30}{r[key]:>14,d}  ({_human(r[key])})")
+    lines.append(f"  {'throughput':<30}{_human(r['throughput_bytes_per_second'])}/s")
+    for name, secs in r.get("client_seconds", {}).items():
+        lines.append(f"  {'client ' + name:<30}{secs:.4f} s")
     for key, value in sorted(r.items()):
         if key not in BENCH_KEYS and not isinstance(value, dict | list):
-            lines.append(f"  {key:<24}{value}")
+            lines.append(f"  {key:<30}{value}")
     return "\n".join(lines)
 
 

@@ -270,11 +270,17 @@ def make_app(server: PirServer, workers: int = 2) -> Any:
 
 
 def run(server: PirServer, host: str, port: int, workers: int = 2) -> None:
-    """Serve until interrupted; prints one 'listening on URL' line once bound."""
+    """Serve until SIGINT/SIGTERM; prints one 'listening on URL' line once bound."""
+    import signal
+
     from aiohttp import web
 
     async def main() -> None:
-        runner = web.AppRunner(make_app(server, workers), access_log=None)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        runner = web.AppRunner(make_app(server, workers), access_log=None, shutdown_timeout=2.0)
         await runner.setup()
         site = web.TCPSite(runner, host, port)
         await site.start()
@@ -283,11 +289,8 @@ def run(server: PirServer, host: str, port: int, workers: int = 2) -> None:
         shown = f"[{host}]" if ":" in host else host
         print(f"listening on http://{shown}:{bound}", flush=True)
         try:
-            await asyncio.Event().wait()
+            await stop.wait()
         finally:
             await runner.cleanup()
 
-    try:
-        asyncio.run(main())
-    except KeyboardInterrupt:
-        pass
+    asyncio.run(main())
