@@ -86,6 +86,8 @@ def bdd_mitm_hybrid(params: LWEParameters, model: CostModel) -> AttackCost:
 # dual hybrid (MATZOV FFT distinguisher)
 
 C_MUL = 32**2
+# costs above 2^BEYOND_REACH are reported but not refined further (see dual_hybrid)
+BEYOND_REACH = 1000.0
 C_ADD = 5 * 32
 
 
@@ -126,7 +128,7 @@ def matzov_cost(
     _, log2_sample, _, sieve_dim = model.short_vectors(beta, k_lat + m, log2_n)
     if log2_sample == INF:
         return AttackCost("dual_hybrid")
-    coeff = 1.0 / (1.0 - math.exp(-1.0 / (2 * ss**2)))
+    coeff = -1.0 / math.expm1(-1.0 / (2 * ss**2))
     alpha = math.pi**2 * ss**2
     tmp_a = math.exp(8 * alpha * math.exp(-2 * alpha) * math.tanh(alpha))
     log2_fft = (
@@ -190,12 +192,21 @@ def dual_hybrid(params: LWEParameters, model: CostModel) -> AttackCost:
                     best_f = c
                 else:
                     break
+                if c.log2_rop > BEYOND_REACH:
+                    break
             assert best_f is not None
             if best_e is None or best_f.log2_rop <= best_e.log2_rop:
                 best_e = best_f
             else:
                 break
+            if best_e.log2_rop > BEYOND_REACH:
+                break
         assert best_e is not None
+        if best_e.log2_rop > BEYOND_REACH:
+            # far beyond any security level (the reference caps β at 2^512 cost): the
+            # exhaustive k_enum/k_fft walk would only refine an irrelevant number
+            best_p = best_e if best_p is None or best_e.log2_rop < best_p.log2_rop else best_p
+            break
         if best_p is None or best_e.log2_rop <= best_p.log2_rop:
             best_p = best_e
         else:

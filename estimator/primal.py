@@ -202,7 +202,7 @@ def guess_levels(params: LWEParameters, zeta: int) -> Iterator[tuple[int, float,
         if w == 0:
             size = 0.0
         elif math.isinf(base):
-            size = INF
+            return  # unbounded coefficients: only the all-zero guess is finite
         else:
             size = (
                 (math.lgamma(zeta + 1) - math.lgamma(w + 1) - math.lgamma(zeta - w + 1)) / LN2
