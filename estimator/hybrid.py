@@ -21,7 +21,7 @@ from .logmath import INF, LN2, log2_add
 from .lwe_parameters import LWEParameters
 from .primal import embedding_samples, hybrid_at_zeta
 from .reduction import MAX_BETA, CostModel, delta
-from .search import refine_min
+from .search import descend, refine_min
 
 # ----------------------------------------------------------------------------------------
 # primal hybrid
@@ -34,10 +34,11 @@ def _primal_hybrid(
     m = embedding_samples(params)
     n = params.n
     cache: dict[int, AttackCost] = {}
+    warm: list[int] = []
 
     def f(zeta: int) -> AttackCost:
         if zeta not in cache:
-            cache[zeta] = hybrid_at_zeta(params, model, zeta, babai, mitm, m, False)
+            cache[zeta] = hybrid_at_zeta(params, model, zeta, babai, mitm, m, False, warm)
         return cache[zeta]
 
     # the feasible ζ form an interval; find its ends
@@ -61,7 +62,9 @@ def _primal_hybrid(
             else:
                 b = mid
         hi = a
-    found = refine_min(f, lo, hi, key=lambda c: c.log2_rop, steps=(max(1, (hi - lo) // 12), 8, 1))
+    s0 = max(1, (hi - lo) // 12)
+    ladder = tuple(sorted({s0, max(1, s0 // 4), max(1, s0 // 16), 1}, reverse=True))
+    found = refine_min(f, lo, hi, key=lambda c: c.log2_rop, steps=ladder)
     best = found[1] if found is not None else AttackCost(name)
     for c in (f(lo), f(hi)):
         if c.log2_rop < best.log2_rop:
@@ -167,17 +170,26 @@ def dual_hybrid(params: LWEParameters, model: CostModel) -> AttackCost:
     params = params.normalize()
     n = params.n
 
+    warm: list[int] = []  # the optimal β drifts slowly between neighbouring (p, k_enum, k_fft)
+
     def best_beta(p: int, k_enum: int, k_fft: int) -> AttackCost:
         # (upper end exclusive, as in the reference's search)
         max_beta = int(max(min(params.m - k_enum - k_fft, MAX_BETA), 41)) - 1
-        found = refine_min(
-            lambda b: matzov_cost(params, model, b, p, k_enum, k_fft),
-            40,
-            max_beta,
-            key=lambda c: c.log2_rop,
-            steps=(32, 4, 1),
-        )
+        cache: dict[int, AttackCost] = {}
+
+        def f(b: int) -> AttackCost:
+            if b not in cache:
+                cache[b] = matzov_cost(params, model, b, p, k_enum, k_fft)
+            return cache[b]
+
+        if warm and f(warm[-1]).feasible:
+            b, _ = descend(lambda x: f(x).log2_rop, warm[-1], 40, max_beta, steps=(16, 4, 1))
+            found: tuple[int, AttackCost] | None = (b, f(b))
+        else:
+            found = refine_min(f, 40, max_beta, key=lambda c: c.log2_rop, steps=(32, 4, 1))
         assert found is not None
+        if found[1].feasible:
+            warm.append(found[0])
         return found[1]
 
     best_p: AttackCost | None = None

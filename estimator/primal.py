@@ -270,10 +270,12 @@ def hybrid_at_zeta(
     mitm: bool,
     m: float,
     optimize_d: bool,
+    warm: list[int] | None = None,
 ) -> AttackCost:
     """Best primal (hybrid) cost for a fixed number ζ of guessed coordinates: β searched up
-    to the uSVP block size (every β), the guess weight increased while it helps, then
-    optionally the lattice dimension d."""
+    to the uSVP block size, the guess weight increased while it helps, then optionally the
+    lattice dimension d.  ``warm`` (optional, updated) holds β optima of neighbouring ζ to
+    start the β search from."""
     tag = "bdd" if zeta == 0 else "hybrid"
     base = usvp(params, model)
     max_beta = base.beta if base.feasible and base.beta is not None else MAX_BETA
@@ -297,8 +299,15 @@ def hybrid_at_zeta(
             rop += log2_amplify(0.99, lp)
         return rop
 
+    def level_rop_first_ok(beta: int) -> bool:
+        return params_at(beta) is not None
+
     best = AttackCost(tag)
     start: int | None = None
+    if warm:
+        w0 = min(max(warm[-1], 40), max_beta)
+        if level_rop_first_ok(w0):
+            start = w0
     for level in guess_levels(params, zeta):
         w, log2_ss, log2_hit = level
         ss_term = log2_ss / 2 if mitm else log2_ss
@@ -321,6 +330,8 @@ def hybrid_at_zeta(
         if c.log2_rop > best.log2_rop:
             break
         best = c
+    if warm is not None and best.feasible and best.beta is not None:
+        warm.append(best.beta)
     if optimize_d and best.feasible and best.beta is not None and best.dim is not None:
         beta = best.beta
         found = grid_min(

@@ -5,10 +5,11 @@ For every reference row (tests/estimator/reference/lattice_estimator.jsonl):
 * the overall level (min over the attacks the reference considered) within ±1.5 bits
   and never more than 0.5 bit above it (a gate may be pessimistic, never optimistic).
 
-Exception, stated rather than hidden: rows whose reference cost exceeds 2^512 lie beyond
-the reference's own block-size cap (β ≤ 1754, chosen so that core-SVP(1754) ≈ 2^512); its
-local searches there stop at arbitrary points (e.g. β = 1755 for a 2^1107 "cost").  For
-those rows we only require that our figure is also beyond reach (≥ 2^500).
+Exceptions, stated rather than hidden (``UNMATCHED`` below): two rows whose reference cost
+exceeds 2^512, beyond the reference's own block-size cap (β ≤ 1754, chosen so that
+core-SVP(1754) ≈ 2^512), where its local searches stop at arbitrary points (β = 1755 for a
+2^1107 "cost"; a BDD local minimum at β = 1171 where β ≈ 1700 is 2 bits cheaper).  For
+those we require only that our figure is also beyond reach (≥ 2^500).
 """
 
 from __future__ import annotations
@@ -27,6 +28,11 @@ from spiralpir.estimator.reduction import get_cost_model
 
 REFERENCE = Path(__file__).with_name("reference") / "lattice_estimator.jsonl"
 BEYOND = 512.0
+UNMATCHED = {
+    # (set_id, cost_model, attack): reference 2^1107.5 vs ours 2^1598.6; 2^512.97 vs 2^510.88
+    ("n=4096,log2q=27,q=134217728,sigma=3.2,secret=ternary,m=oo", "MATZOV", "bdd_mitm_hybrid"),
+    ("n=4096,log2q=32,q=4294967296,sigma=2.55323,secret=gaussian,m=oo", "MATZOV", "min"),
+}
 PER_ATTACK_TOL = 3.0
 LEVEL_TOL = 1.5
 LEVEL_MAX_ABOVE = 0.5
@@ -85,13 +91,13 @@ def test_parameter_set(key: tuple[str, str, bool]) -> None:
             else:
                 considered = [a for a in row["attacks_considered"] if a in ATTACKS]
                 mine = min(ours(row, a) for a in considered)
-            if ref > BEYOND:
-                ok = mine >= BEYOND - 12
-            else:
-                ok = -LEVEL_TOL <= mine - ref <= LEVEL_MAX_ABOVE
+            ok = -LEVEL_TOL <= mine - ref <= LEVEL_MAX_ABOVE
         else:
             mine = ours(row, attack)
-            ok = mine >= BEYOND - 12 if ref > BEYOND else abs(mine - ref) <= PER_ATTACK_TOL
+            ok = abs(mine - ref) <= PER_ATTACK_TOL
+        if (row["set_id"], row["cost_model"], attack) in UNMATCHED:
+            assert ref > BEYOND
+            ok = mine >= BEYOND - 12
         if not ok:
             failures.append(f"{attack}: ours {mine:.3f} vs reference {ref:.3f}")
     assert not failures, "; ".join(failures)
