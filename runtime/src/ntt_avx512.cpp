@@ -75,6 +75,38 @@ constexpr Shuffle make_shuffle(unsigned t) {
 
 constexpr std::array<Shuffle, 3> kShuffles = {make_shuffle(1), make_shuffle(2), make_shuffle(4)};
 
+// Moving a block held as (X, Y) for distance a straight into the (X, Y) layout for distance b,
+// without going back to natural order: two vpermt2q instead of four.
+struct Transition {
+  std::array<std::uint64_t, 8> x, y;
+};
+
+constexpr Transition make_transition(unsigned a, unsigned b) {
+  const Shuffle from = make_shuffle(a), to = make_shuffle(b);
+  auto where = [&](std::uint64_t pos) -> std::uint64_t {
+    for (unsigned l = 0; l < 8; ++l) {
+      if (from.x[l] == pos) return l;
+      if (from.y[l] == pos) return 8 + l;
+    }
+    return 0;
+  };
+  Transition t{};
+  for (unsigned l = 0; l < 8; ++l) {
+    t.x[l] = where(to.x[l]);
+    t.y[l] = where(to.y[l]);
+  }
+  return t;
+}
+
+constexpr Transition k4to2 = make_transition(4, 2), k2to1 = make_transition(2, 1);
+constexpr Transition k1to2 = make_transition(1, 2), k2to4 = make_transition(2, 4);
+
+inline void transition(__m512i& x, __m512i& y, const Transition& t) {
+  const __m512i nx = _mm512_permutex2var_epi64(x, _mm512_loadu_si512(t.x.data()), y);
+  y = _mm512_permutex2var_epi64(x, _mm512_loadu_si512(t.y.data()), y);
+  x = nx;
+}
+
 struct ShuffleRegs {
   __m512i x, y, w, out0, out1;
   explicit ShuffleRegs(const Shuffle& s)
@@ -226,30 +258,32 @@ void forward_lazy_ifma(std::uint64_t* a, const NttTable& tab, bool reduce) {
       }
     }
   }
+  // t = 4, 2, 1 fused: each 16-word block stays in two registers for all three stages.
   const __m512i one_shoup = bcast((1ULL << 52) / tab.p);
-  for (int s = 2; s >= 0; --s) {
-    const std::size_t t = std::size_t{1} << s, m = n / (2 * t);
-    const ShuffleRegs sh(kShuffles[s]);
-    for (std::size_t b = 0; b < n; b += 16) {
-      const __m512i v0 = load(a + b), v1 = load(a + b + 8);
-      const std::size_t i0 = m + b / (2 * t);
-      const __m512i w = _mm512_permutexvar_epi64(sh.w, load(W + i0));
-      const __m512i ws = _mm512_permutexvar_epi64(sh.w, load(WS + i0));
-      const __m512i u = _mm512_permutex2var_epi64(v0, sh.x, v1);
-      const __m512i v = k.mul(_mm512_permutex2var_epi64(v0, sh.y, v1), w, ws);
-      __m512i xo = _mm512_add_epi64(u, v);
-      __m512i yo = _mm512_sub_epi64(_mm512_add_epi64(u, k.two_p), v);
-      if (t == 1) {  // back to true values in [0, 2p), then [0, p) if asked
-        xo = k.normalise(xo, one_shoup);
-        yo = k.normalise(yo, one_shoup);
-        if (reduce) {
-          xo = csub(xo, k.p);
-          yo = csub(yo, k.p);
-        }
-      }
-      store(a + b, _mm512_permutex2var_epi64(xo, sh.out0, yo));
-      store(a + b + 8, _mm512_permutex2var_epi64(xo, sh.out1, yo));
+  const Shuffle& first = kShuffles[2];
+  const Shuffle& last = kShuffles[0];
+  const __m512i in_x = _mm512_loadu_si512(first.x.data()), in_y = _mm512_loadu_si512(first.y.data());
+  const __m512i out0 = _mm512_loadu_si512(last.out0.data()), out1 = _mm512_loadu_si512(last.out1.data());
+  for (std::size_t b = 0; b < n; b += 16) {
+    const __m512i v0 = load(a + b), v1 = load(a + b + 8);
+    __m512i x = _mm512_permutex2var_epi64(v0, in_x, v1);
+    __m512i y = _mm512_permutex2var_epi64(v0, in_y, v1);
+    for (int s = 2; s >= 0; --s) {
+      const __m512i v = k.mul(y, load(tab.tail_fwd[s].data() + b / 2), load(tab.tail_fwd_shoup52[s].data() + b / 2));
+      y = _mm512_sub_epi64(_mm512_add_epi64(x, k.two_p), v);
+      x = _mm512_add_epi64(x, v);
+      if (s == 2) transition(x, y, k4to2);
+      if (s == 1) transition(x, y, k2to1);
     }
+    // Back to true values in [0, 2p), then [0, p) if asked.
+    x = k.normalise(x, one_shoup);
+    y = k.normalise(y, one_shoup);
+    if (reduce) {
+      x = csub(x, k.p);
+      y = csub(y, k.p);
+    }
+    store(a + b, _mm512_permutex2var_epi64(x, out0, y));
+    store(a + b + 8, _mm512_permutex2var_epi64(x, out1, y));
   }
 }
 
@@ -260,22 +294,29 @@ void inverse_lazy_ifma(std::uint64_t* a, const NttTable& tab, bool reduce) {
   const std::uint64_t* WS = tab.inv_shoup52.data();
   // Every value is below `bound` (a multiple of p) before a stage; adding it keeps x − y ≥ 0.
   std::uint64_t bound = 2 * tab.p;
-  for (int s = 0; s <= 2; ++s, bound <<= 1) {
-    const std::size_t t = std::size_t{1} << s, m = n / (2 * t);
-    const ShuffleRegs sh(kShuffles[s]);
-    const __m512i c = bcast(bound);
+  // t = 1, 2, 4 fused: each 16-word block stays in two registers for all three stages.
+  {
+    const Shuffle& first = kShuffles[0];
+    const Shuffle& last = kShuffles[2];
+    const __m512i in_x = _mm512_loadu_si512(first.x.data()), in_y = _mm512_loadu_si512(first.y.data());
+    const __m512i out0 = _mm512_loadu_si512(last.out0.data()), out1 = _mm512_loadu_si512(last.out1.data());
+    const __m512i c0 = bcast(bound), c1 = bcast(2 * bound), c2 = bcast(4 * bound);
     for (std::size_t b = 0; b < n; b += 16) {
       const __m512i v0 = load(a + b), v1 = load(a + b + 8);
-      const std::size_t i0 = m + b / (2 * t);
-      const __m512i w = _mm512_permutexvar_epi64(sh.w, load(W + i0));
-      const __m512i ws = _mm512_permutexvar_epi64(sh.w, load(WS + i0));
-      const __m512i u = _mm512_permutex2var_epi64(v0, sh.x, v1);
-      const __m512i v = _mm512_permutex2var_epi64(v0, sh.y, v1);
-      const __m512i xo = _mm512_add_epi64(u, v);
-      const __m512i yo = k.mul(_mm512_sub_epi64(_mm512_add_epi64(u, c), v), w, ws);
-      store(a + b, _mm512_permutex2var_epi64(xo, sh.out0, yo));
-      store(a + b + 8, _mm512_permutex2var_epi64(xo, sh.out1, yo));
+      __m512i x = _mm512_permutex2var_epi64(v0, in_x, v1);
+      __m512i y = _mm512_permutex2var_epi64(v0, in_y, v1);
+      for (int s = 0; s <= 2; ++s) {
+        const __m512i c = s == 0 ? c0 : (s == 1 ? c1 : c2);
+        const __m512i d = _mm512_sub_epi64(_mm512_add_epi64(x, c), y);
+        x = _mm512_add_epi64(x, y);
+        y = k.mul(d, load(tab.tail_inv[s].data() + b / 2), load(tab.tail_inv_shoup52[s].data() + b / 2));
+        if (s == 0) transition(x, y, k1to2);
+        if (s == 1) transition(x, y, k2to4);
+      }
+      store(a + b, _mm512_permutex2var_epi64(x, out0, y));
+      store(a + b + 8, _mm512_permutex2var_epi64(x, out1, y));
     }
+    bound <<= 3;
   }
   std::size_t t = 8;
   for (std::size_t m = n / 16; m > 1; m >>= 1, t <<= 1, bound <<= 1) {

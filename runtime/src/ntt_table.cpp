@@ -77,6 +77,24 @@ NttTable NttTable::make(std::uint64_t p, std::size_t n) {
   t.last_inv_shoup32 = narrow ? shoup_bits(t.last_inv, p, 32) : 0;
   t.n_inv_shoup52 = ifma ? shoup_bits(t.n_inv, p, 52) : 0;
   t.last_inv_shoup52 = ifma ? shoup_bits(t.last_inv, p, 52) : 0;
+  if (ifma && n >= 16) {
+    for (unsigned s = 0; s < 3; ++s) {
+      const std::size_t dist = std::size_t{1} << s, m = n / (2 * dist);
+      for (auto* buf : {&t.tail_fwd[s], &t.tail_fwd_shoup52[s], &t.tail_inv[s], &t.tail_inv_shoup52[s]})
+        *buf = AlignedBuffer<std::uint64_t>(n / 2);
+      for (std::size_t block = 0; block < n; block += 16) {
+        std::size_t lane = 0;
+        for (std::size_t e = 0; e < 16; ++e) {
+          if ((e & dist) != 0) continue;
+          const std::size_t k = m + (block + e) / (2 * dist), slot = block / 2 + lane++;
+          t.tail_fwd[s][slot] = t.fwd[k];
+          t.tail_fwd_shoup52[s][slot] = t.fwd_shoup52[k];
+          t.tail_inv[s][slot] = t.inv[k];
+          t.tail_inv_shoup52[s][slot] = t.inv_shoup52[k];
+        }
+      }
+    }
+  }
   return t;
 }
 

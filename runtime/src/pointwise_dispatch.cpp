@@ -85,7 +85,7 @@ void pointwise_mul_add_lazy(std::uint64_t* acc, const std::uint64_t* a, const st
 }
 
 void reduce_words(std::uint64_t* a, std::size_t n, std::uint64_t p) {
-  const Barrett128 br(p);
+  const Barrett64 br(p);
   for (std::size_t i = 0; i < n; ++i) a[i] = br.reduce(a[i]);
 }
 

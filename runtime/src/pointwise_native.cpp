@@ -13,6 +13,12 @@ Barrett30::Barrett30(std::uint64_t modulus) : p(modulus) {
 
 void pointwise_mul_native(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,
                           std::uint64_t p, bool accumulate) {
+  if (p < (1ULL << 32)) {
+    // a·b + acc < p^2 + p < 2^64: a single-word Barrett reduction suffices.
+    const Barrett64 br(p);
+    for (std::size_t i = 0; i < n; ++i) out[i] = br.reduce(a[i] * b[i] + (accumulate ? out[i] : 0));
+    return;
+  }
   const Barrett128 br(p);
   for (std::size_t i = 0; i < n; ++i) {
     u128 x = static_cast<u128>(a[i]) * b[i];

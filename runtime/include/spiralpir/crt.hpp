@@ -46,8 +46,9 @@ u128 crt_compose(const std::array<std::uint64_t, R::num_primes>& residues) {
 
 template <class R>
 std::array<std::uint64_t, R::num_primes> crt_decompose(u128 x) {
+  const auto& t = tables<R>();
   std::array<std::uint64_t, R::num_primes> r{};
-  for (std::size_t i = 0; i < R::num_primes; ++i) r[i] = barrett_reduce128(x, R::primes[i]);
+  for (std::size_t i = 0; i < R::num_primes; ++i) r[i] = t.barrett[i].reduce(x);
   return r;
 }
 

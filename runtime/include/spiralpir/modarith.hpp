@@ -7,6 +7,7 @@
 //   shoup_precompute(w,p)       floor(w·2^64/p), the Shoup companion of a constant w < p
 //   mul_shoup_lazy(x,w,w',p)    x·w mod p in [0, 2p) for any 64-bit x
 //   mul_shoup(x,w,w',p)         same, reduced to [0, p)
+//   Barrett64(p).reduce(x)      x mod p for a 64-bit x
 //   barrett_reduce128(x, p)     x mod p for a 128-bit x (exact, division-free after setup)
 //   bit_length(x)
 #pragma once
@@ -96,6 +97,19 @@ constexpr std::uint64_t mul_shoup(std::uint64_t x, std::uint64_t w, std::uint64_
   std::uint64_t r = mul_shoup_lazy(x, w, w_shoup, p);
   return r >= p ? r - p : r;
 }
+
+// Barrett reduction of a 64-bit value: q̂ = ⌊x·m/2^64⌋ with m = ⌊2^64/p⌋ is ⌊x/p⌋ or one less,
+// so one conditional subtraction finishes. Any x < 2^64, any p in [2, 2^63).
+struct Barrett64 {
+  std::uint64_t p = 0, m = 0;
+  constexpr Barrett64() = default;
+  constexpr explicit Barrett64(std::uint64_t modulus) : p(modulus), m(~std::uint64_t{0} / modulus) {}
+  constexpr std::uint64_t reduce(std::uint64_t x) const {
+    const std::uint64_t q = static_cast<std::uint64_t>((static_cast<u128>(x) * m) >> 64);
+    const std::uint64_t r = x - q * p;
+    return r >= p ? r - p : r;
+  }
+};
 
 // Barrett reduction of a 128-bit value by a word modulus, via a 128-bit reciprocal
 // m = ⌊2^128 / p⌋ split in two words. Used for lazily accumulated 128-bit sums.

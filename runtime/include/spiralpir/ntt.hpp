@@ -16,6 +16,7 @@
 // without IFMA) or p < 2^50 (AVX-512 IFMA); otherwise the native kernel runs.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 
@@ -36,6 +37,10 @@ struct NttTable {
   // Last inverse stage folds in 1/n: n^{-1} and ψ^{-bitrev(1)}·n^{-1} with their companions.
   std::uint64_t n_inv = 0, n_inv_shoup = 0, n_inv_shoup32 = 0, n_inv_shoup52 = 0;
   std::uint64_t last_inv = 0, last_inv_shoup = 0, last_inv_shoup32 = 0, last_inv_shoup52 = 0;
+  // Stages with butterfly distance t = 2^s, s ∈ {0, 1, 2}, one twiddle per butterfly in the
+  // order the AVX-512 kernel visits them: 16-word blocks, within a block the butterflies whose
+  // first word e has (e & t) == 0, ascending. Only for p < 2^50 (52-bit Shoup companions).
+  std::array<AlignedBuffer<std::uint64_t>, 3> tail_fwd, tail_fwd_shoup52, tail_inv, tail_inv_shoup52;
 
   static NttTable make(std::uint64_t p, std::size_t n);
 };

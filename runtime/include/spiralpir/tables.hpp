@@ -6,7 +6,7 @@
 //   RingTables<R>::ntt[i]        NttTable for prime i (ntt.hpp)
 //   RingTables<R>::crt_hat[i]    q / p_i (u128)
 //   RingTables<R>::crt_inv[i]    (q / p_i)^{-1} mod p_i, with Shoup companion crt_inv_shoup[i]
-//   RingTables<R>::q_mod[i]      q mod p_i (0, kept for symmetry with other moduli)
+//   RingTables<R>::barrett[i]    Barrett128 reducer for p_i
 #pragma once
 
 #include <array>
@@ -25,6 +25,7 @@ struct RingTables {
   std::array<u128, k> crt_hat{};
   std::array<std::uint64_t, k> crt_inv{};
   std::array<std::uint64_t, k> crt_inv_shoup{};
+  std::array<Barrett128, k> barrett{};
 
   RingTables() {
     const u128 q = modulus<R>();
@@ -34,6 +35,7 @@ struct RingTables {
       crt_hat[i] = q / p;
       crt_inv[i] = inv_mod(static_cast<std::uint64_t>(crt_hat[i] % p), p);
       crt_inv_shoup[i] = shoup_precompute(crt_inv[i], p);
+      barrett[i] = Barrett128(p);
     }
   }
 };

@@ -97,6 +97,13 @@ TEST(Barrett, Reduce128) {
       ASSERT_EQ(barrett_reduce128(x, p), static_cast<std::uint64_t>(x % p));
     }
     EXPECT_EQ(barrett_reduce128(~static_cast<u128>(0), p), static_cast<std::uint64_t>(~static_cast<u128>(0) % p));
+    const Barrett64 b64(p);
+    for (int it = 0; it < 10000; ++it) {
+      const std::uint64_t x = test::test_rng()();
+      ASSERT_EQ(b64.reduce(x), x % p);
+    }
+    EXPECT_EQ(b64.reduce(~std::uint64_t{0}), ~std::uint64_t{0} % p);
+    EXPECT_EQ(b64.reduce(p), 0u);
   }
 }
 
