@@ -19,22 +19,29 @@ def plan_document(records: int, record_size: int, **options: object) -> dict[str
 @click.command(name="generate")
 @click.option("--params", "params_file", type=click.Path(dir_okay=False, path_type=Path),
               help="A plan JSON file (`spiralpir plan --json` output, or a build's params.json).")
-@click.option("--records", type=int, help="Plan now for this many records (instead of --params).")
-@click.option("--record-size", type=int, help="Record size in bytes (with --records).")
-@click.option("--variant", default=None, help="Plan option: spiral, stream, pack, stream_pack.")
-@click.option("--objective", default=None, help="Plan option: what to minimize.")
+@click.option("--records", default=None,
+              help="Plan now for this many records (instead of --params): 1048576, 2^20, 1Mi.")
+@click.option("--record-size", default=None, help="Record size (with --records): 256, 30KB.")
+@click.option("--variant", default=None, help="Plan option: spiral (only one built today).")
+@click.option("--objective", default=None, help="Plan option: dollars, time, response, traffic.")
 @click.option("--min-security", type=float, default=None, help="Plan option: bits (default 128).")
+@click.option("--max-query-bytes", default=None, help="Plan option: cap on the query size.")
+@click.option("--max-params-bytes", default=None, help="Plan option: cap on public params.")
+@click.option("--max-response-bytes", default=None, help="Plan option: cap on the response.")
 @click.option("--name", required=True, help="Build name: lowercase C++ identifier, e.g. demo.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               default=codegen.DEFAULT_OUT, show_default="generated/",
               help="Directory that receives NAME/.")
 def generate(
     params_file: Path | None,
-    records: int | None,
-    record_size: int | None,
+    records: str | None,
+    record_size: str | None,
     variant: str | None,
     objective: str | None,
     min_security: float | None,
+    max_query_bytes: str | None,
+    max_params_bytes: str | None,
+    max_response_bytes: str | None,
     name: str,
     out_dir: Path,
 ) -> None:
@@ -42,16 +49,26 @@ def generate(
     if (params_file is None) == (records is None):
         raise SpiralpirError("give either --params FILE or --records N --record-size B")
     if params_file is not None:
-        plan_opts = (record_size, variant, objective, min_security)
+        plan_opts = (record_size, variant, objective, min_security, max_query_bytes,
+                     max_params_bytes, max_response_bytes)
         if any(o is not None for o in plan_opts):
             raise SpiralpirError("plan options (--record-size, --variant, ...) go with --records")
         doc = codegen.load_document(params_file)
     else:
-        if record_size is None:
+        if records is None or record_size is None:
             raise SpiralpirError("--records needs --record-size")
-        options = {k: v for k, v in (("variant", variant), ("objective", objective),
-                                     ("min_security", min_security)) if v is not None}
-        doc = plan_document(records, record_size, **options)
+        from spiralpir.optimizer.planning import parse_count
+
+        options: dict[str, object] = {
+            k: v for k, v in (("variant", variant), ("objective", objective),
+                              ("min_security", min_security)) if v is not None}
+        for key, val in (("max_query_bytes", max_query_bytes),
+                         ("max_params_bytes", max_params_bytes),
+                         ("max_response_bytes", max_response_bytes)):
+            if val is not None:
+                options[key] = parse_count(val, "--" + key.replace("_", "-"))
+        doc = plan_document(parse_count(records, "--records"),
+                            parse_count(record_size, "--record-size"), **options)
     params, estimate = codegen.parse_plan_document(doc)
     target = codegen.generate(name, params, estimate, out_dir)
     files = sorted([*codegen.TEMPLATE_FILES, "params.json"])
