@@ -140,3 +140,34 @@ def test_static_asserts_reject_wrong_constants(corrupt: tuple[str, str], tmp_pat
         assert (proc.returncode == 0) == ok, proc.stderr[-2000:]
         if not ok:
             assert "static assertion failed" in proc.stderr
+
+
+def test_builder_explains_missing_tools(monkeypatch: pytest.MonkeyPatch) -> None:
+    from spiralpir.optimizer import builder
+
+    real_which = builder.shutil.which
+    monkeypatch.setattr(builder.shutil, "which",
+                        lambda name: None if name == "cmake" else real_which(name))
+    with pytest.raises(SpiralpirError, match="CMake not found"):
+        builder.build(GENERATED / "demo", show_progress=False)
+    monkeypatch.setattr(builder.shutil, "which",
+                        lambda name: None if name in ("c++", "g++", "clang++") else real_which(
+                            name))
+    monkeypatch.delenv("CXX", raising=False)
+    with pytest.raises(SpiralpirError, match="no C\\+\\+ compiler"):
+        builder.build(GENERATED / "demo", show_progress=False)
+
+
+def test_builder_refuses_avx512_on_a_cpu_without_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from spiralpir.optimizer import builder
+
+    monkeypatch.setattr(builder, "cpu_has_avx512", lambda: False)
+    with pytest.raises(SpiralpirError, match="lacks AVX-512"):
+        builder.build(GENERATED / "demo", avx512=True, show_progress=False)
+
+
+def test_not_a_generated_build(tmp_path: Path) -> None:
+    from spiralpir.optimizer import builder
+
+    with pytest.raises(SpiralpirError, match="not a generated build"):
+        builder.build(tmp_path, show_progress=False)
