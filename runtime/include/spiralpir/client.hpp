@@ -122,22 +122,35 @@ class ClientCore {
     constexpr unsigned n = P::n;
     constexpr std::size_t d = D::d;
     std::vector<std::uint8_t> out(D::instances * Database<P>::pt_bytes, 0);
-    std::vector<std::int64_t> s_small(n * d);
-    for (unsigned i = 0; i < n; ++i)
-      for (std::size_t z = 0; z < d; ++z)
-        s_small[i * d + z] = static_cast<std::int64_t>(centered_coeff(sk_.s[i], z));
+    // s_row mod q2 in the NTT domain (computed once per call; constant time)
+    const NttTable& tq2 = q2_table();
+    std::vector<AlignedBuffer<std::uint64_t>> s_q2;
+    for (unsigned i = 0; i < n; ++i) {
+      AlignedBuffer<std::uint64_t> v(d);
+      for (std::size_t z = 0; z < d; ++z) {
+        const i128 c = centered_coeff(sk_.s[i], z);
+        const std::int64_t m = static_cast<std::int64_t>(c % static_cast<i128>(D::q2));
+        v[z] = static_cast<std::uint64_t>(m + (m < 0 ? static_cast<std::int64_t>(D::q2) : 0));
+      }
+      ntt_forward(v.data(), tq2);
+      s_q2.push_back(std::move(v));
+    }
     for (std::size_t inst = 0; inst < D::instances; ++inst) {
-      std::vector<std::uint64_t> c0(n * d), c1(n * n * d);
+      AlignedBuffer<std::uint64_t> c0(n * d);
+      std::vector<std::uint64_t> c1(n * n * d);
       for (auto& v : c0) {
         v = rd.get(P::q2_bits);
         if (v >= D::q2) throw FormatError("response: first-row coefficient out of range (>= q2)");
       }
       for (auto& v : c1) v = rd.get(D::q1_bits);
+      for (unsigned col = 0; col < n; ++col) ntt_forward(c0.data() + col * d, tq2);
       BitWriter w(out.data() + inst * Database<P>::pt_bytes);
+      AlignedBuffer<std::uint64_t> sc(d);
       for (unsigned row = 0; row < n; ++row)
         for (unsigned col = 0; col < n; ++col) {
-          // s_row · c0_col mod q2 (negacyclic), then scaled to q1
-          const std::vector<std::uint64_t> sc = negacyclic_mul_mod(&s_small[row * d], &c0[col * d], D::q2);
+          // s_row · c0_col mod q2 (negacyclic, via the NTT mod q2), then scaled to q1
+          pointwise_mul(sc.data(), s_q2[row].data(), c0.data() + col * d, d, D::q2);
+          ntt_inverse(sc.data(), tq2);
           for (std::size_t z = 0; z < d; ++z) {
             const std::uint64_t u = static_cast<std::uint64_t>((static_cast<u128>(sc[z]) * D::q1 + D::q2 / 2) / D::q2) % D::q1;
             const std::uint64_t ph = (c1[(row * n + col) * d + z] + D::q1 - u) % D::q1;
@@ -182,27 +195,11 @@ class ClientCore {
     }
     return r;
   }
-  /// s (small signed) · c (in [0, m)) in Z_m[x]/(x^d + 1)
-  static std::vector<std::uint64_t> negacyclic_mul_mod(const std::int64_t* s, const std::uint64_t* c, std::uint64_t m) {
-    constexpr std::size_t d = D::d;
-    // constant time in s: no branch or address depends on the secret. |s_i| <= 2^10 and
-    // c_j < 2^32, so d products of 42 bits fit an int64 sum.
-    std::vector<std::int64_t> acc(d, 0);
-    for (std::size_t i = 0; i < d; ++i) {
-      const std::int64_t si = s[i];
-      for (std::size_t j = 0; j + i < d; ++j) acc[i + j] += si * static_cast<std::int64_t>(c[j]);
-      for (std::size_t j = d - i; j < d; ++j) acc[i + j - d] -= si * static_cast<std::int64_t>(c[j]);
-    }
-    std::vector<std::uint64_t> out(d);
-    const std::int64_t mm = static_cast<std::int64_t>(m);
-    for (std::size_t z = 0; z < d; ++z) {
-      std::int64_t v = acc[z] % mm;
-      v += mm & -static_cast<std::int64_t>(v < 0);
-      out[z] = static_cast<std::uint64_t>(v);
-    }
-    return out;
+  /// NTT of a polynomial mod q2 (q2 ≡ 1 mod 2d is NTT-friendly); constant time.
+  static const NttTable& q2_table() {
+    static const NttTable t = NttTable::make(D::q2, D::d);
+    return t;
   }
-
   Seed master_{};
   Seed pp_seed_{};
   SecretKey<P> sk_;

@@ -37,9 +37,9 @@ struct FirstDim {
   static_assert(kChunk >= 1, "lazy bound: not even one i fits the accumulator");
   static_assert(kChunk * n <= D::lazy_terms, "first-dimension term count exceeds the lazy-reduction bound");
 
-  /// Q[prime][zt][i][rk][lane] as u32
-  static std::vector<std::uint32_t> reorient(const std::vector<MatN>& first_mats, unsigned threads) {
-    std::vector<std::uint32_t> q(NP * ZT * I * RK * kLanes);
+  /// Q[prime][zt][i][rk][lane] as u64 (values < p; the kernel multiplies their low 32 bits)
+  static AlignedBuffer<std::uint64_t> reorient(const std::vector<MatN>& first_mats, unsigned threads) {
+    AlignedBuffer<std::uint64_t> q(NP * ZT * I * RK * kLanes);
     parallel_for(threads, I, [&](std::size_t i) {
       for (unsigned r = 0; r <= n; ++r)
         for (unsigned k = 0; k < n; ++k) {
@@ -47,8 +47,8 @@ struct FirstDim {
           for (std::size_t prime = 0; prime < NP; ++prime) {
             const std::uint64_t* src = poly.residue(prime);
             for (std::size_t zt = 0; zt < ZT; ++zt) {
-              std::uint32_t* dst = q.data() + (((prime * ZT + zt) * I + i) * RK + (r * n + k)) * kLanes;
-              for (std::size_t l = 0; l < kLanes; ++l) dst[l] = static_cast<std::uint32_t>(src[zt * kLanes + l]);
+              std::uint64_t* dst = q.data() + (((prime * ZT + zt) * I + i) * RK + (r * n + k)) * kLanes;
+              for (std::size_t l = 0; l < kLanes; ++l) dst[l] = src[zt * kLanes + l];
             }
           }
         }
@@ -57,18 +57,18 @@ struct FirstDim {
   }
 
   // acc[(r·n + c)·kLanes + lane] += Σ_{i in [i0,i1)} Σ_k q[i][r·n+k][lane] · w[i][k·n+c][lane]
-  static void kernel_portable(std::uint64_t* acc, const std::uint32_t* q, const std::uint32_t* w, std::size_t i0,
+  static void kernel_portable(std::uint64_t* acc, const std::uint64_t* q, const std::uint32_t* w, std::size_t i0,
                               std::size_t i1) {
     for (std::size_t i = i0; i < i1; ++i) {
-      const std::uint32_t* qi = q + i * RK * kLanes;
+      const std::uint64_t* qi = q + i * RK * kLanes;
       const std::uint32_t* wi = w + i * NN * kLanes;
       for (unsigned r = 0; r <= n; ++r)
         for (unsigned c = 0; c < n; ++c) {
           std::uint64_t* a = acc + (r * n + c) * kLanes;
           for (unsigned k = 0; k < n; ++k) {
-            const std::uint32_t* qa = qi + (r * n + k) * kLanes;
+            const std::uint64_t* qa = qi + (r * n + k) * kLanes;
             const std::uint32_t* wb = wi + (k * n + c) * kLanes;
-            for (std::size_t l = 0; l < kLanes; ++l) a[l] += std::uint64_t{qa[l]} * wb[l];
+            for (std::size_t l = 0; l < kLanes; ++l) a[l] += qa[l] * wb[l];
           }
         }
     }
@@ -77,22 +77,21 @@ struct FirstDim {
 #ifdef SPIRALPIR_FIRSTDIM_X86
   // GCC 12's intrinsic headers trip -Wmaybe-uninitialized on _mm512_undefined (a known false
   // positive); the masked-zero forms avoid it.
-  __attribute__((target("avx512f"))) static void kernel_avx512(std::uint64_t* acc, const std::uint32_t* q,
+  __attribute__((target("avx512f"))) static void kernel_avx512(std::uint64_t* acc, const std::uint64_t* q,
                                                                 const std::uint32_t* w, std::size_t i0,
                                                                 std::size_t i1) {
     static_assert(kLanes == 8, "one zmm register = 8 slots");
     __m512i a[RK];
     for (std::size_t x = 0; x < RK; ++x) a[x] = _mm512_loadu_si512(acc + x * kLanes);
     for (std::size_t i = i0; i < i1; ++i) {
-      const std::uint32_t* qi = q + i * RK * kLanes;
+      const std::uint64_t* qi = q + i * RK * kLanes;
       const std::uint32_t* wi = w + i * NN * kLanes;
       __m512i wv[NN];
       for (std::size_t x = 0; x < NN; ++x)
         wv[x] = _mm512_maskz_cvtepu32_epi64(0xFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wi + x * kLanes)));
       for (unsigned r = 0; r <= n; ++r)
         for (unsigned k = 0; k < n; ++k) {
-          const __m512i qv = _mm512_maskz_cvtepu32_epi64(
-              0xFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qi + (r * n + k) * kLanes)));
+          const __m512i qv = _mm512_load_si512(qi + (r * n + k) * kLanes);
           for (unsigned c = 0; c < n; ++c)
             a[r * n + c] = _mm512_add_epi64(a[r * n + c], _mm512_maskz_mul_epu32(0xFF, qv, wv[k * n + c]));
         }
@@ -112,7 +111,7 @@ struct FirstDim {
 
   /// out[inst·J + j] for every instance and j
   static std::vector<MatN> run(const std::vector<MatN>& first_mats, const DB& db, unsigned threads) {
-    const std::vector<std::uint32_t> q = reorient(first_mats, threads);
+    const AlignedBuffer<std::uint64_t> q = reorient(first_mats, threads);
     std::vector<MatN> out(D::instances * J, MatN(n + 1, n));
     const bool avx = use_avx512();
     const std::size_t tasks = D::instances * NP * ZT;
@@ -121,7 +120,8 @@ struct FirstDim {
       const std::size_t prime = (task / ZT) % NP;
       const std::size_t zt = task % ZT;
       const std::uint64_t p = R::primes[prime];
-      const std::uint32_t* qz = q.data() + (prime * ZT + zt) * I * RK * kLanes;
+      const std::uint64_t barrett = ~std::uint64_t{0} / p;  // floor((2^64-1)/p)
+      const std::uint64_t* qz = q.data() + (prime * ZT + zt) * I * RK * kLanes;
       alignas(64) std::uint64_t acc[RK * kLanes];
       for (std::size_t j = 0; j < J; ++j) {
         const std::uint32_t* w = db.task_words(inst, prime, zt, j);
@@ -134,7 +134,11 @@ struct FirstDim {
           else
 #endif
             kernel_portable(acc, qz, w, i0, i1);
-          for (auto& x : acc) x %= p;
+          for (auto& x : acc) {  // Barrett: x - floor(x·m/2^64)·p lies in [0, 2p)
+            const std::uint64_t qt = static_cast<std::uint64_t>((static_cast<u128>(x) * barrett) >> 64);
+            x -= qt * p;
+            x -= x >= p ? p : 0;
+          }
         }
         MatN& o = out[inst * J + j];
         for (unsigned r = 0; r <= n; ++r)

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <exception>
@@ -12,6 +13,11 @@
 #include <thread>
 #include <vector>
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#endif
+
+#include "spiralpir/cpu_features.hpp"
 #include "spiralpir/crt.hpp"
 #include "spiralpir/format.hpp"
 #include "spiralpir/gadget.hpp"
@@ -67,6 +73,15 @@ void parallel_for(unsigned threads, std::size_t count, Fn&& fn) {
 
 namespace proto {
 
+inline bool detail_decomp_avx512() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  static const bool ok = path_available(Path::avx512);
+  return ok;
+#else
+  return false;
+#endif
+}
+
 template <class R>
 using Pn = PolyNtt<R>;
 template <class R>
@@ -74,25 +89,102 @@ using Pc = PolyCoeff<R>;
 template <class R>
 using MatN = PolyMatrix<PolyNtt<R>>;
 
+namespace detail_dot {
+// acc_m[z] += Σ_{k in [k0,k1)} dig_k[z] · key_{m,k}[z] for m < M, all inputs < 2^32 (residues),
+// accumulators unreduced (the caller bounds k1 − k0 by the lazy bound).
+template <std::size_t M>
+[[gnu::always_inline]] inline void mac_body(std::uint64_t* const* acc, const std::uint64_t* const* dig,
+                                            const std::uint64_t* const* key, std::size_t K, std::size_t n) {
+  constexpr std::size_t B = 32;  // lanes per block (4 zmm)
+  for (std::size_t z0 = 0; z0 < n; z0 += B) {
+    std::uint64_t a[M][B];
+    for (std::size_t m = 0; m < M; ++m)
+      for (std::size_t l = 0; l < B; ++l) a[m][l] = acc[m][z0 + l];
+    for (std::size_t k = 0; k < K; ++k) {
+      const std::uint64_t* dk = dig[k] + z0;
+      for (std::size_t m = 0; m < M; ++m) {
+        const std::uint64_t* kk = key[m * K + k] + z0;
+        for (std::size_t l = 0; l < B; ++l)
+          a[m][l] += static_cast<std::uint64_t>(static_cast<std::uint32_t>(dk[l])) * static_cast<std::uint32_t>(kk[l]);
+      }
+    }
+    for (std::size_t m = 0; m < M; ++m)
+      for (std::size_t l = 0; l < B; ++l) acc[m][z0 + l] = a[m][l];
+  }
+}
+template <std::size_t M>
+void mac_native(std::uint64_t* const* acc, const std::uint64_t* const* dig, const std::uint64_t* const* key,
+                std::size_t K, std::size_t n) {
+  mac_body<M>(acc, dig, key, K, n);
+}
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// explicit vpmuludq (the compiler would otherwise emit the slow 64-bit vpmullq); the masked-zero
+// form sidesteps GCC 12's -Wmaybe-uninitialized false positive in its intrinsic headers
+template <std::size_t M>
+__attribute__((target("avx512f"))) void mac_avx512(std::uint64_t* const* acc, const std::uint64_t* const* dig,
+                                                   const std::uint64_t* const* key, std::size_t K, std::size_t n) {
+  constexpr std::size_t U = 4;  // zmm per block: 32 lanes
+  for (std::size_t z0 = 0; z0 < n; z0 += 8 * U) {
+    __m512i a[M][U];
+    for (std::size_t m = 0; m < M; ++m)
+      for (std::size_t u = 0; u < U; ++u) a[m][u] = _mm512_loadu_si512(acc[m] + z0 + 8 * u);
+    for (std::size_t k = 0; k < K; ++k) {
+      const std::uint64_t* dk = dig[k] + z0;
+      __m512i dv[U];
+      for (std::size_t u = 0; u < U; ++u) dv[u] = _mm512_loadu_si512(dk + 8 * u);
+      for (std::size_t m = 0; m < M; ++m) {
+        const std::uint64_t* kk = key[m * K + k] + z0;
+        for (std::size_t u = 0; u < U; ++u)
+          a[m][u] = _mm512_add_epi64(a[m][u], _mm512_maskz_mul_epu32(0xFF, dv[u], _mm512_loadu_si512(kk + 8 * u)));
+      }
+    }
+    for (std::size_t m = 0; m < M; ++m)
+      for (std::size_t u = 0; u < U; ++u) _mm512_storeu_si512(acc[m] + z0 + 8 * u, a[m][u]);
+  }
+}
+#endif
+}  // namespace detail_dot
+
+/// outs[m] = Σ_{k<K} dig(k) · key(m, k) for m < M (NTT domain): the M products share one pass
+/// over the digits; reduced every max_lazy_terms<R>() terms and at the end.
+template <class R, std::size_t M, class FD, class FK>
+void dot_multi(const std::array<Pn<R>*, M>& outs, std::size_t K, FD&& dig, FK&& key) {
+  constexpr std::size_t lazy = max_lazy_terms<R>();
+  static_assert(lazy >= 1, "ring primes too large for lazy accumulation");
+  static_assert(R::poly_len % 32 == 0);
+  static_assert(R::primes[0] < (1ULL << 32) && R::primes[R::num_primes - 1] < (1ULL << 32),
+                "the fused dot kernel multiplies 32-bit residues");
+  std::vector<const std::uint64_t*> dp(K), kp(M * K);
+  for (std::size_t i = 0; i < R::num_primes; ++i) {
+    std::uint64_t* acc[M];
+    for (std::size_t m = 0; m < M; ++m) {
+      acc[m] = outs[m]->residue(i);
+      std::fill(acc[m], acc[m] + R::poly_len, std::uint64_t{0});
+    }
+    for (std::size_t k = 0; k < K; ++k) {
+      dp[k] = dig(k).residue(i);
+      for (std::size_t m = 0; m < M; ++m) kp[m * K + k] = key(m, k).residue(i);
+    }
+    for (std::size_t k0 = 0; k0 < K; k0 += lazy) {
+      const std::size_t kn = std::min(lazy, K - k0);
+      std::vector<const std::uint64_t*> kc(M * kn);
+      for (std::size_t m = 0; m < M; ++m)
+        for (std::size_t k = 0; k < kn; ++k) kc[m * kn + k] = kp[m * K + k0 + k];
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+      if (detail_decomp_avx512())
+        detail_dot::mac_avx512<M>(acc, dp.data() + k0, kc.data(), kn, R::poly_len);
+      else
+#endif
+        detail_dot::mac_native<M>(acc, dp.data() + k0, kc.data(), kn, R::poly_len);
+      for (std::size_t m = 0; m < M; ++m) reduce_words(acc[m], R::poly_len, R::primes[i]);
+    }
+  }
+}
+
 /// out = Σ_{k<K} a(k) · b(k) in the NTT domain, reducing every max_lazy_terms<R>() terms.
 template <class R, class FA, class FB>
 void dot(Pn<R>& out, std::size_t K, FA&& a, FB&& b) {
-  constexpr std::size_t lazy = max_lazy_terms<R>();
-  static_assert(lazy >= 1, "ring primes too large for lazy accumulation");
-  for (std::size_t i = 0; i < R::num_primes; ++i) {
-    std::uint64_t* acc = out.residue(i);
-    std::fill(acc, acc + R::poly_len, std::uint64_t{0});
-    std::size_t pending = 0;
-    for (std::size_t k = 0; k < K; ++k) {
-      if (pending == lazy) {
-        reduce_words(acc, R::poly_len, R::primes[i]);
-        pending = 0;
-      }
-      pointwise_mul_add_lazy(acc, a(k).residue(i), b(k).residue(i), R::poly_len);
-      ++pending;
-    }
-    reduce_words(acc, R::poly_len, R::primes[i]);
-  }
+  dot_multi<R, 1>({&out}, K, a, [&](std::size_t, std::size_t k) -> decltype(auto) { return b(k); });
 }
 
 /// x^{-m} · a (coefficient domain), 0 <= m < d.
@@ -171,13 +263,226 @@ Pc<R> get_poly_q(BitReader& rd, unsigned q_bits, const char* what) {
   return out;
 }
 
-/// The decomposition of a coefficient-domain polynomial, each digit moved to the NTT domain.
+/// Garner CRT reconstruction constants of a ring: inv[i][j] = p_j^{-1} mod p_i (j < i).
 template <class R>
-std::vector<Pn<R>> decompose_ntt(const Pc<R>& x, unsigned base_bits, unsigned t) {
-  std::vector<Pc<R>> dig = gadget_decompose<R>(x, base_bits, t);
-  std::vector<Pn<R>> out;
-  out.reserve(t);
-  for (auto& g : dig) out.push_back(to_ntt(std::move(g)));
+struct Garner {
+  static constexpr std::size_t np = R::num_primes;
+  struct Tab {
+    std::uint64_t inv[np][np]{};
+    std::uint64_t inv_shoup[np][np]{};
+  };
+  static constexpr Tab make() {
+    Tab t{};
+    for (std::size_t i = 0; i < np; ++i)
+      for (std::size_t j = 0; j < i; ++j) {
+        t.inv[i][j] = inv_mod(R::primes[j] % R::primes[i], R::primes[i]);
+        t.inv_shoup[i][j] = shoup_precompute(t.inv[i][j], R::primes[i]);
+      }
+    return t;
+  }
+  static constexpr Tab tab = make();
+  /// x in [0, q) from its residues (no 128-bit division)
+  static u128 compose(const std::uint64_t* r) {
+    std::uint64_t v[np];
+    for (std::size_t i = 0; i < np; ++i) {
+      const std::uint64_t p = R::primes[i];
+      std::uint64_t t = r[i];
+      for (std::size_t j = 0; j < i; ++j) {
+        const std::uint64_t vj = v[j] >= p ? v[j] % p : v[j];
+        t = t >= vj ? t - vj : t + p - vj;
+        t = mul_shoup(t, tab.inv[i][j], tab.inv_shoup[i][j], p);
+      }
+      v[i] = t;
+    }
+    u128 x = v[np - 1];
+    for (std::size_t i = np - 1; i-- > 0;) x = x * R::primes[i] + v[i];
+    return x;
+  }
+};
+
+namespace detail_decomp {
+
+/// Fast path for rings with one or two primes below 2^32 and q < 2^62: everything fits int64 and
+/// vectorizes (32x32-bit products only).
+template <class R>
+inline constexpr bool fast_ok = (R::num_primes == 1 || R::num_primes == 2) && R::primes[0] < (1ULL << 32) &&
+                                R::primes[R::num_primes - 1] < (1ULL << 32) && modulus<R>() < (u128{1} << 62) &&
+                                R::primes[0] < 3 * R::primes[R::num_primes - 1];
+
+/// centered values v[z] ∈ (−q/2, q/2] of a coefficient-domain polynomial (CRT by Garner with a
+/// 32-bit Shoup multiplication)
+template <class R>
+[[gnu::always_inline]] inline void centered_body(const std::uint64_t* r0, const std::uint64_t* r1, std::int64_t* v) {
+  constexpr std::size_t d = R::poly_len;
+  constexpr std::uint64_t q = static_cast<std::uint64_t>(modulus<R>());
+  if constexpr (R::num_primes == 1) {
+    for (std::size_t z = 0; z < d; ++z) {
+      const std::uint64_t x = r0[z];
+      v[z] = static_cast<std::int64_t>(x) - (x > q / 2 ? static_cast<std::int64_t>(q) : 0);
+    }
+  } else {
+    constexpr std::uint64_t p0 = R::primes[0], p1 = R::primes[1];
+    constexpr std::uint64_t w = inv_mod(p0 % p1, p1);
+    constexpr std::uint64_t ws = static_cast<std::uint64_t>((static_cast<u128>(w) << 32) / p1);  // < 2^32
+    for (std::size_t z = 0; z < d; ++z) {
+      const std::uint64_t a = r0[z], b = r1[z];
+      const std::uint64_t am = a >= p1 ? a - p1 : a;  // p0 may exceed p1
+      const std::uint64_t am2 = am >= p1 ? am - p1 : am;
+      std::uint64_t t = b >= am2 ? b - am2 : b + p1 - am2;  // (r1 − r0) mod p1, < 2^32
+      const std::uint64_t qh = (t * ws) >> 32;
+      std::uint64_t k = t * w - qh * p1;  // in [0, 2p1)
+      k = k >= p1 ? k - p1 : k;
+      const std::uint64_t x = a + p0 * k;  // < q
+      v[z] = static_cast<std::int64_t>(x) - (x > q / 2 ? static_cast<std::int64_t>(q) : 0);
+    }
+  }
+}
+
+/// digit k of every coefficient (v updated in place), stored mod each prime
+template <class R>
+[[gnu::always_inline]] inline void digit_body(std::int64_t* v, unsigned bits, bool last, std::uint64_t* o0,
+                                              std::uint64_t* o1) {
+  constexpr std::size_t d = R::poly_len;
+  constexpr std::int64_t p0 = static_cast<std::int64_t>(R::primes[0]);
+  constexpr std::int64_t p1 = static_cast<std::int64_t>(R::primes[R::num_primes - 1]);
+  const std::int64_t base = std::int64_t{1} << bits, half = base >> 1, mask = base - 1;
+  if (last) {
+    for (std::size_t z = 0; z < d; ++z) {
+      const std::int64_t dg = v[z];
+      o0[z] = static_cast<std::uint64_t>(dg + (dg < 0 ? p0 : 0));
+      if constexpr (R::num_primes == 2) o1[z] = static_cast<std::uint64_t>(dg + (dg < 0 ? p1 : 0));
+    }
+    return;
+  }
+  for (std::size_t z = 0; z < d; ++z) {
+    std::int64_t dg = v[z] & mask;
+    dg -= dg >= half ? base : 0;
+    v[z] = (v[z] - dg) >> bits;
+    o0[z] = static_cast<std::uint64_t>(dg + (dg < 0 ? p0 : 0));
+    if constexpr (R::num_primes == 2) o1[z] = static_cast<std::uint64_t>(dg + (dg < 0 ? p1 : 0));
+  }
+}
+
+template <class R>
+void decompose_fast_native(const std::uint64_t* r0, const std::uint64_t* r1, std::int64_t* v, unsigned bits,
+                           unsigned t, std::uint64_t* const* outs) {
+  centered_body<R>(r0, r1, v);
+  for (unsigned k = 0; k < t; ++k) digit_body<R>(v, bits, k + 1 == t, outs[2 * k], outs[2 * k + 1]);
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+template <class R>
+__attribute__((target("avx512f,avx512vl,avx512bw,avx512dq"))) void decompose_fast_avx512(
+    const std::uint64_t* r0, const std::uint64_t* r1, std::int64_t* v, unsigned bits, unsigned t,
+    std::uint64_t* const* outs) {
+  centered_body<R>(r0, r1, v);
+  for (unsigned k = 0; k < t; ++k) digit_body<R>(v, bits, k + 1 == t, outs[2 * k], outs[2 * k + 1]);
+}
+#endif
+
+inline bool use_avx512() { return detail_decomp_avx512(); }
+
+}  // namespace detail_decomp
+
+/// Balanced base-2^bits decomposition of every coefficient (centered in (−q/2, q/2]) into t
+/// digits (the top digit takes the rest), each digit moved to the NTT domain. Σ_k digit_k·2^(bits·k)
+/// ≡ x (mod q). Server-side only (public data; not constant time).
+/// Writes digit k to out[k·stride] (existing polynomials are overwritten; no allocation).
+template <class R>
+void decompose_ntt_into(const Pc<R>& x, unsigned bits, unsigned t, Pn<R>* out0, std::size_t stride) {
+  constexpr std::size_t d = R::poly_len, np = R::num_primes;
+  const u128 q = modulus<R>();
+  if (t == 0 || bits == 0 || (t > 1 && bits > 62) || std::uint64_t{bits} * t < bit_length(q))
+    throw std::invalid_argument("decompose_ntt: need t >= 1, 1 <= base bits <= 62 and bits·t >= log2 q");
+  struct View {
+    Pn<R>* p;
+    std::size_t s;
+    Pn<R>& operator[](std::size_t k) const { return p[k * s]; }
+  } out{out0, stride};
+  if (t == 1) {  // the "decomposition" is x itself
+    std::copy(x.data(), x.data() + Pn<R>::size(), out[0].data());
+    const auto& tb = tables<R>();
+    for (std::size_t i = 0; i < np; ++i) ntt_forward(out[0].residue(i), tb.ntt[i]);
+    return;
+  }
+  if constexpr (detail_decomp::fast_ok<R>) {
+    AlignedBuffer<std::int64_t> v(d);
+    std::vector<std::uint64_t*> outs(2 * t);
+    for (unsigned k = 0; k < t; ++k) {
+      outs[2 * k] = out[k].residue(0);
+      outs[2 * k + 1] = out[k].residue(np - 1);
+    }
+    const std::uint64_t* r1 = x.residue(np - 1);
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (detail_decomp::use_avx512())
+      detail_decomp::decompose_fast_avx512<R>(x.residue(0), r1, v.data(), bits, t, outs.data());
+    else
+#endif
+      detail_decomp::decompose_fast_native<R>(x.residue(0), r1, v.data(), bits, t, outs.data());
+  } else {
+    const u128 half_q = q / 2;
+    const std::uint64_t mask = (std::uint64_t{1} << bits) - 1;
+    const std::int64_t base = std::int64_t{1} << bits, half = base >> 1;
+    std::uint64_t r[np];
+    for (std::size_t z = 0; z < d; ++z) {
+      for (std::size_t i = 0; i < np; ++i) r[i] = x(i, z);
+      const u128 xv = Garner<R>::compose(r);
+      i128 v = xv > half_q ? static_cast<i128>(xv) - static_cast<i128>(q) : static_cast<i128>(xv);
+      for (unsigned k = 0; k < t; ++k) {
+        std::int64_t dg;
+        if (k + 1 < t) {
+          dg = static_cast<std::int64_t>(static_cast<std::uint64_t>(v) & mask);
+          dg -= (dg >= half) ? base : 0;
+          v = (v - dg) >> bits;
+        } else {
+          dg = static_cast<std::int64_t>(v);
+        }
+        for (std::size_t i = 0; i < np; ++i) {
+          const std::int64_t p = static_cast<std::int64_t>(R::primes[i]);
+          std::int64_t m = dg;
+          if (m >= p || m <= -p) m %= p;  // only for very wide digits (base > p_i)
+          out[k](i, z) = static_cast<std::uint64_t>(m + (m < 0 ? p : 0));
+        }
+      }
+    }
+  }
+  const auto& tb = tables<R>();
+  for (unsigned k = 0; k < t; ++k)
+    for (std::size_t i = 0; i < np; ++i) ntt_forward(out[k].residue(i), tb.ntt[i]);
+}
+
+template <class R>
+std::vector<Pn<R>> decompose_ntt(const Pc<R>& x, unsigned bits, unsigned t) {
+  std::vector<Pn<R>> out(t);
+  decompose_ntt_into<R>(x, bits, t, out.data(), 1);
+  return out;
+}
+
+/// Per-thread scratch polynomials (reused across calls; contents unspecified).
+template <class R>
+std::vector<Pn<R>>& scratch(std::size_t slot, std::size_t count) {
+  thread_local std::vector<std::vector<Pn<R>>> bufs;
+  if (bufs.size() <= slot) bufs.resize(slot + 1);
+  if (bufs[slot].size() < count) bufs[slot].resize(count);
+  return bufs[slot];
+}
+
+/// τ_k(a) = a(x^k) in the coefficient domain, k odd.
+template <class R>
+Pc<R> automorph_coeff(const Pc<R>& a, std::uint64_t k) {
+  constexpr std::size_t d = R::poly_len;
+  constexpr std::size_t mask = 2 * d - 1;
+  Pc<R> out;
+  for (std::size_t i = 0; i < R::num_primes; ++i) {
+    const std::uint64_t p = R::primes[i];
+    const std::uint64_t* src = a.residue(i);
+    std::uint64_t* dst = out.residue(i);
+    std::size_t e = 0;
+    for (std::size_t j = 0; j < d; ++j, e = (e + k) & mask) {
+      const std::uint64_t v = src[j];
+      if (e < d) dst[e] = v; else dst[e - d] = v == 0 ? 0 : p - v;
+    }
+  }
   return out;
 }
 

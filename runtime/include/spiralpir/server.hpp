@@ -68,12 +68,13 @@ struct ServerStages {
   template <class KA, class KB>
   static RegevCt<R> automorph_keyswitch(const RegevCt<R>& c, std::uint64_t k, unsigned bits, unsigned t, KA&& ka,
                                         KB&& kb) {
-    const Pc ta = automorph(c.a, k);
-    Pc tb = automorph(c.b, k);
-    const std::vector<Pn> dig = proto::decompose_ntt<R>(ta, bits, t);
+    const Pc ta = proto::automorph_coeff<R>(c.a, k);
+    Pc tb = proto::automorph_coeff<R>(c.b, k);
+    std::vector<Pn>& dig = proto::scratch<R>(0, t);
+    proto::decompose_ntt_into<R>(ta, bits, t, dig.data(), 1);
     Pn sa, sb;
-    proto::dot<R>(sa, t, [&](std::size_t j) -> const Pn& { return dig[j]; }, ka);
-    proto::dot<R>(sb, t, [&](std::size_t j) -> const Pn& { return dig[j]; }, kb);
+    proto::dot_multi<R, 2>({&sa, &sb}, t, [&](std::size_t j) -> const Pn& { return dig[j]; },
+                           [&](std::size_t m, std::size_t j) -> const Pn& { return m == 0 ? ka(j) : kb(j); });
     tb += from_ntt(std::move(sb));
     return RegevCt<R>{from_ntt(std::move(sa)), std::move(tb)};
   }
@@ -129,13 +130,14 @@ struct ServerStages {
   static MatN scal_to_mat(const std::vector<Pn>& dig_a, const Pn& b_ntt, const ExpandedPublicParams<P>& pp) {
     MatN out(n + 1, n);
     for (unsigned i = 0; i < n; ++i) {
-      proto::dot<R>(out.at(0, i), P::t_conv, [&](std::size_t k) -> const Pn& { return dig_a[k]; },
-                    [&](std::size_t k) -> const Pn& { return pp.s2m_a(i * P::t_conv + k); });
-      for (unsigned row = 0; row < n; ++row) {
-        proto::dot<R>(out.at(row + 1, i), P::t_conv, [&](std::size_t k) -> const Pn& { return dig_a[k]; },
-                      [&](std::size_t k) -> const Pn& { return pp.s2m_b(i * P::t_conv + k, row); });
-        if (row == i) out.at(row + 1, i) += b_ntt;
-      }
+      std::array<Pn*, n + 1> outs;
+      for (unsigned row = 0; row <= n; ++row) outs[row] = &out.at(row, i);
+      proto::dot_multi<R, n + 1>(
+          outs, P::t_conv, [&](std::size_t k) -> const Pn& { return dig_a[k]; },
+          [&](std::size_t m, std::size_t k) -> const Pn& {
+            return m == 0 ? pp.s2m_a(i * P::t_conv + k) : pp.s2m_b(i * P::t_conv + k, static_cast<unsigned>(m - 1));
+          });
+      out.at(i + 1, i) += b_ntt;
     }
     return out;
   }
@@ -159,11 +161,13 @@ struct ServerStages {
       std::vector<Pn> dig_b = proto::decompose_ntt<R>(digits[g].b, D::bits_conv, P::t_conv);
       for (auto& x : dig_b) dig.push_back(std::move(x));
       MatN& G = gsw[f];
-      proto::dot<R>(G.at(0, k), 2 * P::t_conv, [&](std::size_t l) -> const Pn& { return dig[l]; },
-                    [&](std::size_t l) -> const Pn& { return pp.r2g_a(l); });
-      for (unsigned row = 0; row < n; ++row)
-        proto::dot<R>(G.at(row + 1, k), 2 * P::t_conv, [&](std::size_t l) -> const Pn& { return dig[l]; },
-                      [&](std::size_t l) -> const Pn& { return pp.r2g_b(l, row); });
+      std::array<Pn*, n + 1> outs;
+      for (unsigned row = 0; row <= n; ++row) outs[row] = &G.at(row, k);
+      proto::dot_multi<R, n + 1>(
+          outs, 2 * P::t_conv, [&](std::size_t l) -> const Pn& { return dig[l]; },
+          [&](std::size_t m, std::size_t l) -> const Pn& {
+            return m == 0 ? pp.r2g_a(l) : pp.r2g_b(l, static_cast<unsigned>(m - 1));
+          });
       for (unsigned i = 0; i < n; ++i)
         for (unsigned row = 0; row <= n; ++row) G.at(row, (i + 1) * P::t_gsw + k) = m.at(row, i);
     });
@@ -177,19 +181,21 @@ struct ServerStages {
 
   /// External product GSW ⊡ C for an (n+1)×n matrix Regev ct C.
   static MatN external_product(const MatN& gsw, const MatN& c) {
-    std::vector<Pn> dig;  // index (row·t_gsw + k)·n + col
-    dig.resize(std::size_t{n + 1} * P::t_gsw * n);
+    // index (row·t_gsw + k)·n + col
+    std::vector<Pn>& dig = proto::scratch<R>(1, std::size_t{n + 1} * P::t_gsw * n);
     for (unsigned row = 0; row <= n; ++row)
-      for (unsigned col = 0; col < n; ++col) {
-        std::vector<Pn> d = proto::decompose_ntt<R>(from_ntt(c.at(row, col)), D::bits_gsw, P::t_gsw);
-        for (unsigned k = 0; k < P::t_gsw; ++k) dig[(std::size_t{row} * P::t_gsw + k) * n + col] = std::move(d[k]);
-      }
+      for (unsigned col = 0; col < n; ++col)
+        proto::decompose_ntt_into<R>(from_ntt(c.at(row, col)), D::bits_gsw, P::t_gsw,
+                                     &dig[std::size_t{row} * P::t_gsw * n + col], n);
     MatN out(n + 1, n);
     const std::size_t K = std::size_t{n + 1} * P::t_gsw;
-    for (unsigned r = 0; r <= n; ++r)
-      for (unsigned col = 0; col < n; ++col)
-        proto::dot<R>(out.at(r, col), K, [&](std::size_t x) -> const Pn& { return gsw.at(r, x); },
-                      [&](std::size_t x) -> const Pn& { return dig[x * n + col]; });
+    for (unsigned col = 0; col < n; ++col) {
+      std::array<Pn*, n + 1> outs;
+      for (unsigned r = 0; r <= n; ++r) outs[r] = &out.at(r, col);
+      proto::dot_multi<R, n + 1>(
+          outs, K, [&](std::size_t x) -> const Pn& { return dig[x * n + col]; },
+          [&](std::size_t m, std::size_t x) -> const Pn& { return gsw.at(m, x); });
+    }
     return out;
   }
 
