@@ -72,13 +72,18 @@ def _full_security(poly_len: int, log2_modulus: float, noise_width: float, secre
     return math.inf if bits is None else float(bits)
 
 
+def _up(log2_modulus: float) -> float:
+    """Round log2 q UP to 1/1000 (a larger modulus is never more secure), for caching."""
+    return math.ceil(log2_modulus * 1000.0) / 1000.0
+
+
 def security_bits_fast(
     poly_len: int, log2_modulus: float, noise_width: float, secret: str = "gaussian"
 ) -> float:
     """Security level (bits, MATZOV) from the cached table, conservative (see module doc)."""
     key = _grid_point(poly_len, noise_width, secret)
     if key is None:
-        return _full_security(poly_len, round(log2_modulus, 3), noise_width, secret)
+        return _full_security(poly_len, _up(log2_modulus), noise_width, secret)
     e = _table()["entries"][key]
     xs: list[float] = e["log2_q"]
     ys: list[float] = e["bits"]
@@ -87,10 +92,15 @@ def security_bits_fast(
     if log2_modulus >= xs[-1]:
         if log2_modulus == xs[-1]:
             return ys[-1] - MARGIN
-        return _full_security(poly_len, round(log2_modulus, 3), noise_width, secret)
-    j = bisect.bisect_right(xs, log2_modulus)
+        return _full_security(poly_len, _up(log2_modulus), noise_width, secret)
+    return _interpolate(xs, ys, log2_modulus)
+
+
+def _interpolate(xs: list[float], ys: list[float], x: float) -> float:
+    """Linear interpolation of the level at log2 q = x (inside the curve), minus MARGIN."""
+    j = min(max(bisect.bisect_right(xs, x), 1), len(xs) - 1)
     x0, x1, y0, y1 = xs[j - 1], xs[j], ys[j - 1], ys[j]
-    t = (log2_modulus - x0) / (x1 - x0)
+    t = (x - x0) / (x1 - x0)
     return min(y0, y0 + t * (y1 - y0)) - MARGIN
 
 
@@ -103,16 +113,12 @@ def max_log2_modulus(
     key = _grid_point(poly_len, noise_width, secret)
     if key is not None:
         e = _table()["entries"][key]
-        xs, ys = e["log2_q"], e["bits"]
-        if ys[0] - MARGIN >= bits >= ys[-1]:
-            lo, hi = xs[0], xs[-1]
-            for _ in range(40):
-                mid = (lo + hi) / 2
-                if security_bits_fast(poly_len, mid, noise_width, secret) >= bits:
-                    lo = mid
-                else:
-                    hi = mid
-            return lo - MARGIN_Q
+        stored = e.get("max_log2_q", {}).get(str(bits))
+        if stored is not None:
+            return float(stored)
+        found = _threshold(e["log2_q"], e["bits"], bits)
+        if found is not None:
+            return found
     return _max_log2_full(poly_len, noise_width, secret, bits)
 
 
@@ -189,11 +195,40 @@ def generate(path: Path = TABLE_PATH) -> None:
                 print(f"table: {_key(n, s, w)} done", file=sys.stderr, flush=True)
     data = {
         "generator": f"spiralpir {version()} (python -m spiralpir.estimator.table)",
+        "note": "bits: MATZOV level at log2_q; max_log2_q: conservative thresholds "
+        "(what max_log2_modulus returns)",
         "cost_model": "matzov",
         "attacks": list(TABLE_ATTACKS),
         "step": STEP,
         "entries": entries,
     }
+    _write(annotate(data), path)
+
+
+def annotate(data: dict[str, Any]) -> dict[str, Any]:
+    """Add each entry's conservative ``max_log2_q`` for 128/192/256 bits (from its curve,
+    exactly as ``max_log2_modulus`` computes it; ``null`` if outside the curve)."""
+    for e in data["entries"].values():
+        e["max_log2_q"] = {
+            str(b): _threshold(e["log2_q"], e["bits"], b) for b in LEVELS
+        }
+    return data
+
+
+def _threshold(xs: list[float], ys: list[float], bits: int) -> float | None:
+    if not ys[0] - MARGIN >= bits >= ys[-1]:
+        return None
+    lo, hi = xs[0], xs[-1]
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        if _interpolate(xs, ys, mid) >= bits:
+            lo = mid
+        else:
+            hi = mid
+    return round(lo - MARGIN_Q, 4)
+
+
+def _write(data: dict[str, Any], path: Path) -> None:
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(data, sort_keys=True) + "\n")
     tmp.replace(path)
@@ -201,4 +236,7 @@ def generate(path: Path = TABLE_PATH) -> None:
 
 
 if __name__ == "__main__":
-    generate()
+    if sys.argv[1:] == ["--annotate"]:  # recompute thresholds of the existing table
+        _write(annotate(json.loads(TABLE_PATH.read_text())), TABLE_PATH)
+    else:
+        generate()
