@@ -223,6 +223,12 @@ def derive(p: Mapping[str, Any]) -> Derived:
     }
     # products a*b (a, b < p_i) added to an accumulator already in [0, p_i) within a uint64
     max_lazy = min(((1 << 64) - 1 - (m - 1)) // ((m - 1) ** 2) for m in moduli)
+    if max_lazy < p["n"]:
+        raise SpiralpirError(
+            f"moduli {moduli} are too large for n = {p['n']}: the first-dimension accumulator "
+            f"holds {max_lazy} product(s) of residues before reducing and must hold n "
+            "(pick smaller primes or n <= that bound)"
+        )
     nu_1, nu_2, recs = ci_shape(p)
     der = Derived(
         q=q,
