@@ -15,7 +15,7 @@
 // JSON keys: correct, server_seconds, threads, stages{name: seconds}, query_bytes,
 // response_bytes, public_params_bytes, db_bytes, preprocessed_db_bytes,
 // throughput_bytes_per_second, implicit_db, plus server_cpu_seconds (process CPU time of the
-// answer: on a loaded machine a better figure than wall time), trials, records, record_size,
+// answer: on a loaded machine a better figure than wall time), stages_cpu{name: seconds}, trials, records, record_size,
 // client_seconds{keygen, public_params, query, decode}, public_params_expand_seconds,
 // db_build_seconds, peak_memory_bytes, kernel_path, params_hash, noise{stage: {variance,
 // log2_variance, max_abs, count}} (with --noise).
@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -104,6 +105,37 @@ inline Options parse(int argc, char** argv) {
 template <SpiralParams P>
 int run_variant_bench(int argc, char** argv);  // variant_bench.hpp (issue 8)
 
+/// records process CPU time at each stage boundary (the observer hooks run between stages)
+template <SpiralParams P>
+struct CpuStageClock : StageObserver<P> {
+  using R = typename P::ring;
+  double marks[kNumStages] = {};
+  double start = 0;
+  void begin() {
+    start = bench_detail::process_cpu_seconds();
+    for (auto& m : marks) m = 0;
+  }
+  void on_expansion(const std::vector<RegevCt<R>>&, const std::vector<RegevCt<R>>&) override {
+    marks[0] = bench_detail::process_cpu_seconds();
+  }
+  void on_conversion(const std::vector<proto::MatN<R>>&, const std::vector<proto::MatN<R>>&) override {
+    marks[1] = bench_detail::process_cpu_seconds();
+  }
+  void on_first_dimension(const std::vector<proto::MatN<R>>&) override { marks[2] = marks[3] = bench_detail::process_cpu_seconds(); }
+  void on_fold(unsigned, const std::vector<proto::MatN<R>>&) override { marks[3] = bench_detail::process_cpu_seconds(); }
+  /// per-stage CPU seconds given the CPU time at the end of the answer
+  std::array<double, kNumStages> stages(double end) const {
+    std::array<double, kNumStages> out{};
+    double prev = start;
+    for (std::size_t i = 0; i < 4; ++i) {
+      out[i] = marks[i] - prev;
+      prev = marks[i];
+    }
+    out[4] = end - prev;
+    return out;
+  }
+};
+
 template <SpiralParams P>
 int run_bench(int argc, char** argv) {
   if constexpr (P::variant != Variant::spiral) return run_variant_bench<P>(argc, argv);
@@ -155,7 +187,7 @@ int run_bench(int argc, char** argv) {
 
     Csprng rng;
     std::vector<double> total, q_t, d_t, cpu_t;
-    std::vector<std::vector<double>> stage(kNumStages);
+    std::vector<std::vector<double>> stage(kNumStages), stage_cpu(kNumStages);
     bool correct = true;
     std::size_t qbytes = 0, rbytes = 0;
     auto expected_pts = [&](std::uint64_t item) {
@@ -172,10 +204,14 @@ int run_bench(int argc, char** argv) {
       const auto qb = client.query(idx);
       const auto b = clock::now();
       double st[kNumStages] = {};
-      const double cpu0 = bench_detail::process_cpu_seconds();
-      const auto resp = server.answer(pp, qb.data(), qb.size(), st);
+      CpuStageClock<P> cpu_clock;
+      cpu_clock.begin();
+      const auto resp = server.answer(pp, qb.data(), qb.size(), st, &cpu_clock);
       const auto c = clock::now();
-      cpu_t.push_back(bench_detail::process_cpu_seconds() - cpu0);
+      const double cpu_end = bench_detail::process_cpu_seconds();
+      cpu_t.push_back(cpu_end - cpu_clock.start);
+      const auto cs = cpu_clock.stages(cpu_end);
+      for (std::size_t s = 0; s < kNumStages; ++s) stage_cpu[s].push_back(cs[s]);
       const auto pts = client.core().decode_plaintexts(resp.data(), resp.size());
       const auto e = clock::now();
       correct = correct && pts == expected_pts(idx);
@@ -221,6 +257,9 @@ int run_bench(int argc, char** argv) {
         << ",\"stages\":{";
       for (std::size_t s = 0; s < kNumStages; ++s)
         o << (s ? "," : "") << "\"" << names[s] << "\":" << json_num(bench_detail::median(stage[s]));
+      o << "},\"stages_cpu\":{";
+      for (std::size_t s = 0; s < kNumStages; ++s)
+        o << (s ? "," : "") << "\"" << names[s] << "\":" << json_num(bench_detail::median(stage_cpu[s]));
       o << "},\"query_bytes\":" << qbytes << ",\"response_bytes\":" << rbytes
         << ",\"public_params_bytes\":" << ppb.size() << ",\"db_bytes\":" << records * P::record_size
         << ",\"preprocessed_db_bytes\":" << D::preprocessed_db_bytes
@@ -250,7 +289,8 @@ int run_bench(int argc, char** argv) {
       std::printf("  server (median)       %.4f s   throughput %.1f MB/s   (process CPU %.4f s)\n", server_s,
                   db_bytes / server_s / 1e6, bench_detail::median(cpu_t));
       for (std::size_t s = 0; s < kNumStages; ++s)
-        std::printf("    %-19s %.4f s\n", names[s].c_str(), bench_detail::median(stage[s]));
+        std::printf("    %-19s %.4f s   (CPU %.4f s)\n", names[s].c_str(), bench_detail::median(stage[s]),
+                    bench_detail::median(stage_cpu[s]));
       std::printf("  client keygen %.4f s, public params %.4f s, query %.4f s, decode %.4f s\n", secs(t0, t1),
                   secs(t1, t2), bench_detail::median(q_t), bench_detail::median(d_t));
       std::printf("  server: public params expand %.4f s, db build %.2f s\n", secs(t2, t3), db_build);
