@@ -1,7 +1,7 @@
 """`spiralpir plan`: the command-line face of planning.py (parameters for a database shape).
 
-`spiralpir plan --records N --record-size B [--variant spiral|auto] [--objective
-dollars|time|response|traffic] [--max-query-bytes …] [--max-params-bytes …]
+`spiralpir plan --records N --record-size B [--variant spiral|stream|pack|stream_pack|auto]
+[--objective dollars|time|response|traffic] [--max-query-bytes …] [--max-params-bytes …]
 [--max-response-bytes …] [--min-security 128] [--ring auto|paper] [--profile FILE] [--json]
 [--top K]`: a readable table of the chosen parameters and estimates, the binding constraints
 and the next-best alternatives, or with `--json` exactly {"params": {...}, "estimate": {...}}.
@@ -24,7 +24,7 @@ from spiralpir.optimizer.planning import plan as make_plan
 @click.option("--records", required=True, help="Number of records: 1048576, 2^20, 1M, 1Mi.")
 @click.option("--record-size", required=True, help="Bytes per record: 256, 30KB, 100KiB.")
 @click.option("--variant", default="spiral", show_default=True,
-              help="spiral | auto (stream/pack variants come later).")
+              help="spiral | stream | pack | stream_pack | auto (the cheapest under the caps).")
 @click.option("--objective", type=click.Choice(OBJECTIVES), default="dollars", show_default=True,
               help="What to minimize.")
 @click.option("--max-query-bytes", default=None, help="Cap on the query size.")

@@ -138,14 +138,23 @@ def _sum(*parts: dict[str, float]) -> dict[str, float]:
 
 
 def stage_op_counts(p: Parameters) -> dict[str, dict[str, float]]:
-    """Operation counts of every server stage for one query (see the module docstring)."""
-    L, d, n = len(p.moduli), p.poly_len, p.n
-    inst = p.instances
+    """Operation counts of every server stage for one query (see the module docstring;
+    variants as optimizer/variants.py: stream has no expansion, pack computes with n = 1 over
+    instances·n² sub-databases and books the packing in `modswitch`)."""
+    stream = p.variant in ("stream", "stream_pack")
+    pack = p.variant in ("pack", "stream_pack")
+    L, d, n = len(p.moduli), p.poly_len, (1 if pack else p.n)
+    inst = p.instances * (p.n * p.n if pack else 1)
     dim0 = 2**p.nu_1
     digits = p.num_gsw_digits
     n_left = sum(min(2 ** (r - 1), dim0) for r in range(1, p.rounds))
     n_right = 1 + sum(min(2 ** (r - 1), digits) for r in range(1, p.rounds_right))
     tc = p.t_conv
+    if stream:
+        n_left = n_right = 0
+    big_n, k = p.n, p.instances  # the response's n and instances
+    packing = ({"ntt": k * big_n**2 * (tc + 1) * L, "decomp": k * big_n**2 * tc * d,
+                "mac": k * (big_n + 1) * big_n**2 * tc * L * d} if pack else {})
     return {
         "expansion": _sum(_scaled(_ks(p.t_exp_left, L, d), n_left),
                           _scaled(_ks(p.t_exp_right, L, d), n_right)),
@@ -164,7 +173,8 @@ def stage_op_counts(p: Parameters) -> dict[str, dict[str, float]]:
             },
             inst * (2**p.nu_2 - 1),
         ),
-        "modswitch": {"ntt": inst * (n + 1) * n * L, "ms": inst * (n + 1) * n * d},
+        "modswitch": _sum({"ntt": k * (big_n + 1) * big_n * L, "ms": k * (big_n + 1) * big_n * d},
+                          packing),
     }
 
 

@@ -17,7 +17,8 @@ model. A candidate is
   given everything else (every objective and cap prefers a smaller q2).
 
 Constraints: correctness (log2 failure ≤ options.correctness_log2, noise.py), security
-(≥ min_security bits), runtime limits (params.Parameters' bounds: rounds ≤ log2 d,
+(≥ min_security bits), runtime limits (params.Parameters' bounds: lazy_terms ≥ n for the
+first-dimension kernel, rounds ≤ log2 d,
 2·2^ν1 ≤ d, 2·ν2·t_gsw ≤ d, ν2 ≤ 20, modulus-switch offset 4p²/q ≤ 2^-8), user caps
 (query, public params, response bytes). Objectives: dollars | time | response | traffic.
 
@@ -38,10 +39,10 @@ from spiralpir.optimizer.cost import Prices, Profile
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.noise import CORRECTNESS_LOG2, max_gaussian_variance
 from spiralpir.optimizer.params import MAX_LOG2_P, MAX_NU_2, Q2_BITS_RANGE, ceil_log2
-from spiralpir.optimizer.primes import Modulus, find_q2, modulus_table
+from spiralpir.optimizer.primes import Modulus, find_q2, lazy_terms, modulus_table
 
 OBJECTIVES = ("dollars", "time", "response", "traffic")
-BOUNDED_W = 1.0 + 2.0**-8  # rounding part of the decoded error, incl. the Δ offset allowance
+EPS = 2.0**-8  # Δ-offset allowance in the decoding threshold (model requires 4p²/q ≤ EPS)
 
 SecurityFn = Callable[[int, float, float, str], float]
 
@@ -94,9 +95,9 @@ class Options:
         if self.objective not in OBJECTIVES:
             raise SpiralpirError(f"--objective must be one of {', '.join(OBJECTIVES)}, "
                                  f"got {self.objective!r}")
-        if self.variant != "spiral":
-            raise SpiralpirError(f"variant {self.variant!r} is not implemented yet "
-                                 "(only 'spiral'; stream/pack come with issue 8)")
+        if self.variant not in ("spiral", "stream", "pack", "stream_pack"):
+            raise SpiralpirError(f"variant must be spiral, stream, pack or stream_pack, "
+                                 f"got {self.variant!r}")
 
 
 @dataclass(frozen=True)
@@ -158,7 +159,7 @@ def rings(options: Options) -> list[Ring]:
 
 @cache
 def _vmax(coeffs: int, target: float) -> float:
-    return max_gaussian_variance(coeffs, target, BOUNDED_W)
+    return max_gaussian_variance(coeffs, target, EPS)
 
 
 @cache
@@ -194,7 +195,8 @@ class Structure:
 def structures(records: int, record_size: int, ring: Ring, options: Options) -> list[Structure]:
     d = ring.poly_len
     out: list[Structure] = []
-    for n in range(1, options.n_max + 1):
+    lazy = lazy_terms(ring.modulus.moduli)
+    for n in range(1, min(options.n_max, lazy) + 1):
         for pb in range(1, MAX_LOG2_P + 1):
             p = 1 << pb
             if 4 * p * p > ring.modulus.q * 2.0**-8:
@@ -313,6 +315,10 @@ class Evaluation:
 def evaluate(s: Structure, records: int, record_size: int, options: Options,
              profile: Profile) -> Evaluation:
     """Exact metrics of all gadget combinations of structure `s` (vectorized)."""
+    if options.variant != "spiral":  # SpiralStream / SpiralPack / SpiralStreamPack
+        from spiralpir.optimizer.variants import evaluate_variant
+
+        return evaluate_variant(s, records, record_size, options, profile)
     ring = s.ring
     d, qb, q = ring.poly_len, ring.q_bits, float(ring.modulus.q)
     L = len(ring.modulus.moduli)
@@ -322,7 +328,7 @@ def evaluate(s: Structure, records: int, record_size: int, options: Options,
     sigma2 = options.noise_width**2 / (2 * math.pi)
     vs = secret_var(options, d)
     a = float(1 << nu1)
-    e_d = (p - 1.0) * (2.0 * p - 1.0) / 6.0
+    e_d = (p * p - 1.0) / 12.0 + ((p - 1.0) / 2.0) ** 2 / 4.0  # noise.db_coeff_sq
     coeffs = inst * n * n * d
     vmax = _vmax(coeffs, options.correctness_log2)
     g = _grid(d, qb, sigma2, _allowed(d, qb, sigma2, n, nu1, nu2, (q1 / q) ** 2, e_d, vmax))

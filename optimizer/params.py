@@ -48,10 +48,10 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from spiralpir.optimizer.errors import SpiralpirError
-from spiralpir.optimizer.primes import find_q2, is_prime
+from spiralpir.optimizer.primes import find_q2, is_prime, lazy_terms
 
 VARIANTS = ("spiral", "stream", "pack", "stream_pack")
-IMPLEMENTED_VARIANTS = ("spiral",)
+IMPLEMENTED_VARIANTS = ("spiral", "stream", "pack", "stream_pack")
 POLY_LENS = (1024, 2048, 4096, 8192)
 MAX_PRIMES = 3
 MAX_PRIME = 1 << 32
@@ -237,6 +237,10 @@ class Parameters:
         parse_secret_distribution(self.secret_distribution, d)
         if not 1 <= self.n <= MAX_N:
             raise _err("n", f"must be in [1, {MAX_N}], got {self.n}")
+        if lazy_terms(self.moduli) < self.n:
+            raise _err("n", f"the first-dimension kernel sums lazy_terms // n products before "
+                       f"reducing; with primes of {max(self.moduli).bit_length()} bits "
+                       f"lazy_terms = {lazy_terms(self.moduli)} < n = {self.n}")
         if self.p < 2 or self.p & (self.p - 1):
             raise _err("p", f"must be a power of two >= 2, got {self.p}")
         if self.log2_p > MAX_LOG2_P:

@@ -2,7 +2,8 @@
 
 The `spiralpir plan` command (cmd_plan.py) and `generate`/`demo` call these functions:
   * `plan(records, record_size, **options) -> Plan`
-    options: variant ('spiral'|'auto'), objective ('dollars'|'time'|'response'|'traffic'),
+    options: variant ('spiral'|'stream'|'pack'|'stream_pack'|'auto': the cheapest variant),
+    objective ('dollars'|'time'|'response'|'traffic'),
     min_security (bits, 128), max_query_bytes, max_params_bytes, max_response_bytes,
     correctness_log2 (-40), top (alternatives, 1), profile (path or Profile), cpu_price
     ($/CPU-hour), egress_price ($/GB), ring ('auto'|'paper'), noise_width (6.4),
@@ -25,7 +26,7 @@ from spiralpir.optimizer.cost import Prices, Profile, server_seconds, stage_seco
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.model import Options, estimator_security
 from spiralpir.optimizer.noise import stage_variances
-from spiralpir.optimizer.params import PAPER_RING, Parameters
+from spiralpir.optimizer.params import PAPER_RING, VARIANTS, Parameters
 from spiralpir.optimizer.search import Row, search
 from spiralpir.optimizer.sizes import Sizes
 
@@ -103,9 +104,10 @@ class Plan:
 def _options(records: int, record_size: int, opts: dict[str, Any]) -> tuple[Options, list[str]]:
     notes: list[str] = []
     variant = opts.pop("variant", "spiral") or "spiral"
-    if variant == "auto":
-        notes.append("variant auto: only vanilla 'spiral' is implemented today, so it is used")
-        variant = "spiral"
+    variant = {"streampack": "stream_pack", "stream-pack": "stream_pack"}.get(variant, variant)
+    if variant not in VARIANTS:
+        raise SpiralpirError(f"--variant must be spiral, stream, pack, stream_pack or auto, "
+                             f"got {variant!r}")
     profile = opts.pop("profile", None)
     if profile is not None and not isinstance(profile, Profile):
         profile = Profile.load(profile)
@@ -154,8 +156,37 @@ def _literal_params(row: Row) -> Parameters:
     return Parameters.from_literal(dict(row.literal))
 
 
+def _objective_of(pl: Plan) -> float:
+    e = pl.estimate
+    return {"dollars": e["dollars_per_query"], "time": e["server_seconds"],
+            "response": e["response_bytes"],
+            "traffic": e["response_bytes"] + e["query_bytes"]}[pl.objective]
+
+
 def plan(records: int, record_size: int, **options: Any) -> Plan:
-    """Plan parameters for `records` records of `record_size` bytes (see module docstring)."""
+    """Plan parameters for `records` records of `record_size` bytes (see module docstring).
+    variant 'auto' plans every variant and keeps the cheapest one under the caps."""
+    if (options.get("variant") or "spiral") == "auto":
+        plans: list[Plan] = []
+        failed: list[str] = []
+        for v in VARIANTS:
+            try:
+                plans.append(plan(records, record_size, **{**options, "variant": v}))
+            except SpiralpirError as exc:
+                if str(exc).startswith("no SPIRAL parameters"):
+                    failed.append(v)
+                else:
+                    raise
+        if not plans:
+            raise SpiralpirError(f"variant auto: no variant has feasible parameters "
+                                 f"({', '.join(failed)}); relax a cap or --min-security")
+        plans.sort(key=_objective_of)
+        best = plans[0]
+        summary = ", ".join(f"{p.params.variant} {_objective_of(p):.4g}" for p in plans)
+        best.notes.append(f"variant auto: chose {best.params.variant} (objective {best.objective}: "
+                          f"{summary}" + (f"; infeasible: {', '.join(failed)}" if failed else "")
+                          + ")")
+        return best
     records = parse_count(records, "--records") if isinstance(records, str) else int(records)
     record_size = (parse_count(record_size, "--record-size") if isinstance(record_size, str)
                    else int(record_size))

@@ -16,7 +16,8 @@ from functools import cache
 
 POLY_LENS: tuple[int, ...] = (1024, 2048, 4096, 8192)
 SPIRAL_MODULI: tuple[int, ...] = (268369921, 249561089)
-MAX_PRIME_BITS = 32  # runtime: every CRT prime < 2^32
+MAX_PRIME_BITS = 30  # search: CRT primes < 2^30 (runtime allows < 2^32, but the lazy
+# first-dimension kernel then reduces after every product and the kernels are 2-3x slower)
 MAX_PRIMES = 3  # runtime protocol layer: 1..3 CRT primes
 MAX_Q_BITS = 100  # runtime: q < 2^100
 
@@ -145,3 +146,9 @@ def modulus_table(poly_len: int, min_bits: int = 24, max_bits: int = 96) -> tupl
             seen.add(m.moduli)
             out.append(m)
     return tuple(out)
+
+
+def lazy_terms(moduli: tuple[int, ...] | list[int]) -> int:
+    """Products (< (p−1)²) that fit on top of a value < p in a uint64 (runtime params.hpp)."""
+    m = max(moduli)
+    return ((1 << 64) - 1 - (m - 1)) // ((m - 1) ** 2)

@@ -78,6 +78,10 @@ def _ring_minima(d: int, qb: int, sigma2: float) -> tuple[float, float, float]:
 
 def _lower_bounds(s: Structure, options: Options, profile: Any) -> tuple[float, bool]:
     """(objective lower bound, possibly-correct) of a structure, valid for every gadget choice."""
+    if options.variant != "spiral":
+        from spiralpir.optimizer.variants import lower_bounds_variant
+
+        return lower_bounds_variant(s, options, profile)
     ring = s.ring
     d, qb, q = ring.poly_len, ring.q_bits, float(ring.modulus.q)
     L = len(ring.modulus.moduli)
@@ -88,7 +92,7 @@ def _lower_bounds(s: Structure, options: Options, profile: Any) -> tuple[float, 
     ks_min, fold_min, t_min = _ring_minima(d, qb, sigma2)
     a = float(1 << nu1)
     v_left = 2.0 * a * sigma2 + a * ks_min + (a - 1.0) * ks_min
-    e_d = (p - 1.0) * (2.0 * p - 1.0) / 6.0
+    e_d = (p * p - 1.0) / 12.0 + ((p - 1.0) / 2.0) ** 2 / 4.0
     v_fd = a * d * e_d * (v_left + n * ks_min)
     v_fold_min = v_fd + nu2 * fold_min * (
         sigma2 + n * ks_min)  # v_right ≥ σ² (R ≥ 1 round of fresh noise doubling)
@@ -167,7 +171,8 @@ def candidate_rows(records: int, record_size: int, options: Options, top: int) -
                 seconds=float(ev.seconds[i]),
                 params_bytes=int(ev.params_bytes[i]),
                 response_bytes=int(ev.response_bytes[i]),
-                query_bytes=int(ev.query_bytes),
+                query_bytes=int(np.ravel(ev.query_bytes)[i] if np.ndim(ev.query_bytes)
+                                else ev.query_bytes),  # per row for the stream variants
                 security_bits=s.ring.security_bits,
             ))
         best_structs.append(float(ev.objective[order[0]]))

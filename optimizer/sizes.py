@@ -20,13 +20,24 @@ def ceil_div(a: int, b: int) -> int:
 
 
 def pp_polys(p: Parameters) -> int:
-    """Polynomials (mod q, seed-compressed) in the public parameters."""
+    """Polynomials (mod q, seed-compressed) in the public parameters (FORMATS.md §3, §7:
+    stream variants carry no expansion keys, pack variants convert with n = 1 and add n·n·t_conv
+    packing-key polynomials)."""
+    stream = p.variant in ("stream", "stream_pack")
+    pack = p.variant in ("pack", "stream_pack")
+    nc = 1 if pack else p.n
+    expansion = (p.rounds - 1) * p.t_exp_left + p.rounds_right * p.t_exp_right
     return (
-        (p.rounds - 1) * p.t_exp_left
-        + p.rounds_right * p.t_exp_right
-        + p.n * p.n * p.t_conv
-        + 2 * p.n * p.t_conv
+        (0 if stream else expansion)
+        + nc * nc * p.t_conv
+        + 2 * nc * p.t_conv
+        + (p.n * p.n * p.t_conv if pack else 0)
     )
+
+
+def query_polys(p: Parameters) -> int:
+    """Polynomials in the query: 1, or 2^nu_1 + nu_2·t_gsw for the stream variants (§7)."""
+    return p.dim0 + p.num_gsw_digits if p.variant in ("stream", "stream_pack") else 1
 
 
 def public_params_bytes(p: Parameters) -> int:
@@ -34,7 +45,7 @@ def public_params_bytes(p: Parameters) -> int:
 
 
 def query_bytes(p: Parameters) -> int:
-    return HEADER_BYTES + SEED_BYTES + ceil_div(p.poly_len * p.q_bits, 8)
+    return HEADER_BYTES + SEED_BYTES + ceil_div(query_polys(p) * p.poly_len * p.q_bits, 8)
 
 
 def response_bytes(p: Parameters) -> int:

@@ -1,0 +1,180 @@
+"""Machine calibration: per-operation costs from the runtime's own benchmarks -> a Profile.
+
+Owns the fitting of the cost model (cost.py) to this machine:
+
+1. Kernel costs from R1's microbenchmarks (`spiral_runtime_bench --benchmark_format=json`,
+   Google Benchmark): `ntt_forward|ntt_inverse/<path>/<poly_len>/<bits>` -> seconds per residue
+   NTT for each poly_len (mean of both directions, the fastest available path, the prime size
+   closest to 28 bits); `mul_add/<path>/2048/<bits>` / 2048 -> seconds per `mac`.
+2. Stage timings of generated benchmarks (`bench --json --threads 1`, keys `stages{expansion,
+   conversion, first_dimension, folding, modswitch}`) for several parameter sets:
+   * `fd` = median over sets of first_dimension seconds / fd count,
+   * `ms` = median of (modswitch seconds − its NTT time) / ms count,
+   * `decomp`, `auto` = non-negative least squares (relative errors) of the expansion,
+     conversion and folding seconds left after their NTT and mac time,
+   * `stage_scale[s]` = median over sets of measured / predicted seconds of stage s.
+The result is a `Profile` (CPU model, date, sources) written as JSON.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import platform
+import re
+import statistics
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from spiralpir.optimizer.cost import STAGES, Profile, stage_op_counts, stage_seconds
+from spiralpir.optimizer.errors import SpiralpirError
+from spiralpir.optimizer.params import Parameters
+
+_PATH_ORDER = ("avx512", "avx2", "native")
+_NAME = re.compile(r"^(ntt_forward|ntt_inverse|mul_add|mul_add_lazy)/(\w+)/(\d+)/(\d+)$")
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def run_arith_bench(exe: str | Path, min_time: str = "0.05") -> dict[str, Any]:
+    """Run spiral_runtime_bench with JSON output; returns the parsed Google Benchmark report."""
+    cmd = [str(exe), "--benchmark_format=json", f"--benchmark_min_time={min_time}",
+           "--benchmark_filter=(ntt_forward|ntt_inverse|mul_add)/"]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=900)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise SpiralpirError(f"cannot run {exe}: {exc}") from exc
+    if proc.returncode != 0:
+        raise SpiralpirError(f"{exe} failed (exit {proc.returncode}): {proc.stderr.strip()[:400]}")
+    try:
+        return dict(json.loads(proc.stdout))
+    except json.JSONDecodeError as exc:
+        raise SpiralpirError(f"{exe} did not print JSON: {exc}") from exc
+
+
+def _seconds(entry: dict[str, Any]) -> float:
+    unit = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[entry.get("time_unit", "ns")]
+    return float(entry["real_time"]) * unit
+
+
+def kernel_costs(report: dict[str, Any]) -> tuple[dict[int, float], float, str]:
+    """(ntt seconds per poly_len, mac seconds, kernel path) from a microbenchmark report."""
+    rows: dict[tuple[str, str, int, int], float] = {}
+    for e in report.get("benchmarks", []):
+        if e.get("run_type", "iteration") != "iteration":
+            continue
+        m = _NAME.match(str(e.get("name", "")))
+        if m:
+            rows[(m.group(1), m.group(2), int(m.group(3)), int(m.group(4)))] = _seconds(e)
+    if not rows:
+        raise SpiralpirError("the microbenchmark report has no ntt_forward/ntt_inverse/mul_add "
+                             "rows")
+    paths = {k[1] for k in rows}
+    path = next((p for p in _PATH_ORDER if p in paths), sorted(paths)[0])
+    ntt: dict[int, float] = {}
+    for d in sorted({k[2] for k in rows if k[1] == path and k[0].startswith("ntt")}):
+        bits = sorted({k[3] for k in rows if k[1] == path and k[2] == d}, key=lambda b: abs(b - 28))
+        b = bits[0]
+        vals = [rows[(kind, path, d, b)] for kind in ("ntt_forward", "ntt_inverse")
+                if (kind, path, d, b) in rows]
+        ntt[d] = sum(vals) / len(vals)
+    macs = sorted(((abs(k[3] - 28), v / k[2]) for k, v in rows.items()
+                   if k[0] == "mul_add" and k[1] == path))
+    if not ntt or not macs:
+        raise SpiralpirError(f"the microbenchmark report lacks NTT or mul_add rows for {path}")
+    return ntt, macs[0][1], path
+
+
+def fit(kernel: tuple[dict[int, float], float, str],
+        runs: Sequence[tuple[Parameters, dict[str, Any]]], source: str = "") -> Profile:
+    """Fit the remaining op costs and the stage scales to measured stage timings."""
+    ntt_s, mac, path = kernel
+    if not runs:
+        raise SpiralpirError("calibration needs at least one benchmark run with stage timings")
+    base = Profile(cpu_model=cpu_model(), date=_dt.date.today().isoformat(), ntt_seconds=ntt_s,
+                   op_seconds={"mac": mac, "decomp": 0.0, "auto": 0.0, "fd": 0.0, "ms": 0.0},
+                   source=source)
+    counts = [(p, stage_op_counts(p), rep["stages"]) for p, rep in runs]
+    fd = statistics.median(st["first_dimension"] / c["first_dimension"]["fd"]
+                           for _, c, st in counts)
+    ms = statistics.median(max(0.0, st["modswitch"] - c["modswitch"]["ntt"] * base.ntt(p.poly_len))
+                           / c["modswitch"]["ms"] for p, c, st in counts)
+    rows, rhs = [], []
+    for p, c, st in counts:
+        for stage in ("expansion", "conversion", "folding"):
+            m = float(st[stage])
+            cc = c[stage]
+            if m <= 0:
+                continue
+            rest = m - cc.get("ntt", 0) * base.ntt(p.poly_len) - cc.get("mac", 0) * mac
+            rows.append([cc.get("decomp", 0) / m, cc.get("auto", 0) / m])
+            rhs.append(rest / m)
+    dec, aut = _nnls2(np.array(rows), np.array(rhs))
+    prof = Profile(cpu_model=base.cpu_model, date=base.date, ntt_seconds=ntt_s,
+                   op_seconds={"mac": mac, "decomp": dec, "auto": aut, "fd": fd, "ms": ms},
+                   source=source)
+    scale: dict[str, float] = {}
+    for stage in STAGES:
+        ratios = [st[stage] / pred for p, _, st in counts
+                  if (pred := stage_seconds(p, prof)[stage]) > 0 and st.get(stage, 0) > 0]
+        scale[stage] = statistics.median(ratios) if ratios else 1.0
+    return Profile(cpu_model=prof.cpu_model, date=prof.date, ntt_seconds=ntt_s,
+                   op_seconds=prof.op_seconds, stage_scale=scale,
+                   source=f"{source}; kernel path {path}")
+
+
+def _nnls2(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    """Non-negative least squares with two unknowns (tries both, then each alone)."""
+    if a.size == 0:
+        return 0.0, 0.0
+    best = (math.inf, 0.0, 0.0)
+    sol, *_ = np.linalg.lstsq(a, b, rcond=None)
+    cands = [(float(sol[0]), float(sol[1]))] if sol.min() >= 0 else []
+    for j in (0, 1):
+        col = a[:, j]
+        den = float(col @ col)
+        x = max(0.0, float(col @ b) / den) if den > 0 else 0.0
+        cands.append((x, 0.0) if j == 0 else (0.0, x))
+    for x0, x1 in cands:
+        err = float(np.sum((a @ np.array([x0, x1]) - b) ** 2))
+        if err < best[0]:
+            best = (err, x0, x1)
+    return best[1], best[2]
+
+
+def prediction_errors(profile: Profile, runs: Sequence[tuple[Parameters, dict[str, Any]]]
+                      ) -> list[tuple[str, float, float]]:
+    """(params hash, predicted, measured) total server seconds for each run."""
+    out = []
+    for p, rep in runs:
+        pred = sum(stage_seconds(p, profile).values())
+        out.append((p.params_hash().hex(), pred, float(rep["server_seconds"])))
+    return out
+
+
+def load_run(params_json: str | Path, report_json: str | Path) -> tuple[Parameters, dict[str, Any]]:
+    """A (params, bench report) pair from files; params may be a plan document."""
+    try:
+        doc = json.loads(Path(params_json).read_text())
+        rep = json.loads(Path(report_json).read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise SpiralpirError(f"cannot read calibration run: {exc}") from exc
+    p = Parameters.from_literal(doc["params"] if "params" in doc else doc)
+    if "stages" not in rep or "server_seconds" not in rep:
+        raise SpiralpirError(f"{report_json}: not a bench --json report (no 'stages')")
+    if rep.get("params_hash") and rep["params_hash"] != p.params_hash().hex():
+        raise SpiralpirError(f"{report_json} was measured with other parameters "
+                             f"(hash {rep['params_hash']} != {p.params_hash().hex()})")
+    return p, rep
