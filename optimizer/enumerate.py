@@ -46,7 +46,8 @@ def enumerate_all(
                     seconds=float(ev.seconds[i]),
                     params_bytes=int(ev.params_bytes[i]),
                     response_bytes=int(ev.response_bytes[i]),
-                    query_bytes=int(ev.query_bytes),
+                    query_bytes=int(np.ravel(ev.query_bytes)[i] if np.ndim(ev.query_bytes)
+                                else ev.query_bytes),  # per row for the stream variants
                     security_bits=ring.security_bits,
                 ))
             best.sort(key=lambda c: c.objective)

@@ -1,0 +1,227 @@
+"""SpiralStream, SpiralPack and SpiralStreamPack in the optimization model (issue 8).
+
+The scalar formulas live beside vanilla's in sizes.py, noise.py and cost.py (they branch on the
+variant); this module holds the variant flags and the vectorized evaluation and lower bound the
+search uses for a non-vanilla variant (model.evaluate and search._lower_bounds dispatch here).
+
+What changes per variant (runtime/include/spiralpir/variants.hpp, runtime/FORMATS.md §7):
+
+* stream (stream, stream_pack): no query expansion. The client uploads the 2^ν1 first-dimension
+  and the ν2·t_gsw GSW-digit scalar Regev ciphertexts (fresh: noise σ²), so
+  v_left = v_right = σ²; no expansion time; public params = conversion keys (+ packing keys);
+  query = 2^ν1 + ν2·t_gsw polynomials. t_exp_left/t_exp_right are unused (fixed to the
+  shortest length, 1).
+* pack (pack, stream_pack): the server computes with n_comp = 1 over n² sub-databases
+  (instances·n² computation instances), then packs the n² scalar responses of each instance
+  into one (n+1)×n matrix Regev ciphertext: n key switches of t_conv digits per packed entry
+  add n·v_ks(t_conv) to the final variance; packing costs, per instance,
+  ntt n²(t_conv+1)L, decomp n²·t_conv·d, mac (n+1)·n²·t_conv·L·d (booked in the runtime's
+  `modswitch` stage); public params add n²·t_conv polynomials. The response is vanilla's for n.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from spiralpir.optimizer.noise import db_coeff_sq
+
+VARIANTS = ("spiral", "stream", "pack", "stream_pack")
+
+
+def is_stream(variant: str) -> bool:
+    return variant in ("stream", "stream_pack")
+
+
+def is_pack(variant: str) -> bool:
+    return variant in ("pack", "stream_pack")
+
+
+def n_comp(variant: str, n: int) -> int:
+    """The matrix dimension the server computes with."""
+    return 1 if is_pack(variant) else n
+
+
+def _imports() -> Any:
+    # model.py imports this module lazily; import its helpers here to avoid a cycle
+    from spiralpir.optimizer import model
+
+    return model
+
+
+def evaluate_variant(s: Any, records: int, record_size: int, options: Any, profile: Any) -> Any:
+    """Exact metrics of all gadget combinations of structure `s` for options.variant
+    (vectorized; the same formulas as noise.py/cost.py/sizes.py for that variant)."""
+    m = _imports()
+    variant = options.variant
+    stream, pack = is_stream(variant), is_pack(variant)
+    ring = s.ring
+    d, qb, q = ring.poly_len, ring.q_bits, float(ring.modulus.q)
+    L = len(ring.modulus.moduli)
+    n, pb, nu1, nu2, inst = s.n, s.pb, s.nu_1, s.nu_2, s.instances
+    nc = 1 if pack else n
+    inst_c = inst * n * n if pack else inst
+    p = float(1 << pb)
+    q1 = 4.0 * p
+    sigma2 = options.noise_width**2 / (2 * math.pi)
+    vs = m.secret_var(options, d)
+    a = float(1 << nu1)
+    e_d = db_coeff_sq(1 << pb)
+    coeffs = inst * n * n * d
+    vmax = m._vmax(coeffs, options.correctness_log2)
+    allowed = m._allowed(d, qb, sigma2, nc, nu1, nu2, (q1 / q) ** 2, e_d, vmax)
+    if stream:
+        allowed = ((1,), (1,), allowed[2], allowed[3])  # expansion gadgets unused
+    g = m._grid(d, qb, sigma2, allowed)
+
+    # --- noise (noise.py) ---
+    digits = nu2 * g.tg
+    big_r = 1 + m._ceil_log2_arr(digits)
+    pow_r = np.exp2(big_r.astype(np.float64))
+    rounds = np.maximum(nu1 + 1, big_r)
+    if stream:
+        v_left = np.full(g.tl.shape, sigma2)
+        v_right = np.full(g.tl.shape, sigma2)
+    else:
+        h = np.exp2(rounds - 1.0)
+        v_left = 2.0 * h * sigma2 + h * g.ks_r + (h - 1.0) * g.ks_l
+        v_right = pow_r * sigma2 + (pow_r - 1.0) * g.ks_r
+    v_top = g.conv_top + d * vs * v_right
+    v_fd = a * d * e_d * (v_left + nc * g.ks_c)
+    per_fold = d * g.eg * g.tg * (v_top + v_right + nc * g.ks_c)
+    v_fold = v_fd + nu2 * per_fold
+    if pack:
+        v_fold = v_fold + n * g.ks_c
+    big_a = (q1 / q) ** 2 * v_fold
+    slack = vmax - big_a
+    bits_tab, q2_tab = m._q2_table(d)
+    ok_tab = (q2_tab > q1) & (q2_tab < q) & (q2_tab > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        need = np.where(slack > 0, q1 * np.sqrt(d * vs / 12.0 / np.maximum(slack, 1e-300)),
+                        np.inf)
+    q2b = np.full(need.shape, 0, dtype=np.int64)
+    for b, v, ok in zip(bits_tab[::-1], q2_tab[::-1], ok_tab[::-1], strict=True):
+        if ok:
+            q2b = np.where(v >= need, b, q2b)
+    log2d = m.ceil_log2(d)
+    # the runtime keeps vanilla's layout limits for every variant (FORMATS.md §7)
+    feasible = (q2b > 0) & (rounds <= log2d) & (2 * digits <= d)
+
+    # --- sizes (sizes.py) ---
+    exp_polys = (rounds - 1) * g.tl + big_r * g.tr
+    pp_polys = (0 if stream else exp_polys) + (nc * nc + 2 * nc) * g.tc + \
+        (n * n * g.tc if pack else 0)
+    params_bytes = 64 + -(-(pp_polys * d * qb) // 8)
+    response = 32 + -(-(inst * d * (n * q2b + n * n * (pb + 2))) // 8)
+    if stream:
+        query = 64 + -(-((int(a) + digits) * d * qb) // 8)
+    else:
+        query = 64 + -(-(d * qb) // 8)
+
+    # --- time (cost.py) ---
+    ntt = profile.ntt(d)
+    mac, dec, aut = (profile.op_seconds[k] for k in ("mac", "decomp", "auto"))
+
+    def ks_sec(t: np.ndarray) -> np.ndarray:
+        return (t + 2) * L * ntt + 2 * t * L * d * mac + t * d * dec + 2 * L * d * aut
+
+    sc = profile.scale
+    if stream:
+        t_exp = np.zeros(g.tl.shape)
+    else:
+        n_left = np.zeros_like(g.tl, dtype=np.float64)
+        n_right = np.ones_like(g.tl, dtype=np.float64)
+        for r in range(1, log2d + 1):
+            n_left += np.where(r < rounds, min(2.0 ** (r - 1), a), 0.0)
+            n_right += np.where(r < big_r, np.minimum(2.0 ** (r - 1), digits), 0.0)
+        t_exp = sc("expansion") * (n_left * ks_sec(g.tl) + n_right * ks_sec(g.tr))
+    conv = (g.tc + 1) * L * ntt + g.tc * d * dec
+    conv2 = (2 * g.tc + 1) * L * ntt + 2 * g.tc * d * dec
+    t_conv = sc("conversion") * (a * (conv + (nc + 1) * nc * g.tc * L * d * mac)
+                                 + nu2 * g.tg * (conv2 + (nc + 1) * (nc + 2) * g.tc * L * d * mac))
+    t_fd = sc("first_dimension") * inst_c * 2.0 ** (nu1 + nu2) * nc * nc * d * L * (nc + 1) * \
+        profile.op_seconds["fd"]
+    folds = inst_c * (2.0**nu2 - 1)
+    t_fold = sc("folding") * folds * ((nc + 1) * nc * (1 + g.tg) * L * ntt
+                                      + (nc + 1) * nc * g.tg * d * dec
+                                      + (nc + 1) ** 2 * nc * g.tg * L * d * mac)
+    ms_sec = inst * ((n + 1) * n * L * ntt + (n + 1) * n * d * profile.op_seconds["ms"])
+    if pack:
+        ms_sec = ms_sec + inst * (n * n * (g.tc + 1) * L * ntt + n * n * g.tc * d * dec
+                                  + (n + 1) * n * n * g.tc * L * d * mac)
+    t_ms = sc("modswitch") * ms_sec
+    seconds = t_exp + t_conv + t_fd + t_fold + t_ms
+
+    feasible &= (params_bytes <= options.max_params_bytes) & (
+        response <= options.max_response_bytes) & (query <= options.max_query_bytes)
+    obj = m.objective_value(options, seconds, response, query)
+    return m.Evaluation(s, g, feasible, q2b, seconds, params_bytes, response, query, obj,
+                        options.correctness_log2)
+
+
+def lower_bounds_variant(s: Any, options: Any, profile: Any) -> tuple[float, bool]:
+    """(objective lower bound, possibly-correct) of a structure for a non-vanilla variant,
+    valid for every gadget choice (each term at its smallest value)."""
+    m = _imports()
+    from spiralpir.optimizer.search import _ring_minima
+
+    variant = options.variant
+    stream, pack = is_stream(variant), is_pack(variant)
+    ring = s.ring
+    d, qb, q = ring.poly_len, ring.q_bits, float(ring.modulus.q)
+    L = len(ring.modulus.moduli)
+    n, pb, nu1, nu2, inst = s.n, s.pb, s.nu_1, s.nu_2, s.instances
+    nc = 1 if pack else n
+    inst_c = inst * n * n if pack else inst
+    p = float(1 << pb)
+    q1 = 4.0 * p
+    sigma2 = options.noise_width**2 / (2 * math.pi)
+    ks_min, fold_min, t_min = _ring_minima(d, qb, sigma2)
+    a = float(1 << nu1)
+    v_left = sigma2 if stream else 2.0 * a * sigma2 + a * ks_min + (a - 1.0) * ks_min
+    e_d = db_coeff_sq(1 << pb)
+    v_fd = a * d * e_d * (v_left + nc * ks_min)
+    v_fold_min = v_fd + nu2 * fold_min * (sigma2 + nc * ks_min)
+    if pack:
+        v_fold_min += n * ks_min
+    vmax = m._vmax(inst * n * n * d, options.correctness_log2)
+    possible = (q1 / q) ** 2 * v_fold_min < vmax
+    ntt = profile.ntt(d)
+    mac, dec, aut = (profile.op_seconds[k] for k in ("mac", "decomp", "auto"))
+    t = profile.scale("first_dimension") * inst_c * 2.0 ** (nu1 + nu2) * nc * nc * d * L * \
+        (nc + 1) * profile.op_seconds["fd"]
+    if not stream:
+        ks_sec = (t_min + 2) * L * ntt + 2 * t_min * L * d * mac + t_min * d * dec + \
+            2 * L * d * aut
+        t += profile.scale("expansion") * a * ks_sec
+    conv = (t_min + 1) * L * ntt + t_min * d * dec
+    conv2 = (2 * t_min + 1) * L * ntt + 2 * t_min * d * dec
+    t += profile.scale("conversion") * (
+        a * (conv + (nc + 1) * nc * t_min * L * d * mac)
+        + nu2 * t_min * (conv2 + (nc + 1) * (nc + 2) * t_min * L * d * mac))
+    t += profile.scale("folding") * inst_c * (2.0**nu2 - 1) * (
+        (nc + 1) * nc * (1 + t_min) * L * ntt + (nc + 1) * nc * t_min * d * dec
+        + (nc + 1) ** 2 * nc * t_min * L * d * mac)
+    ms = inst * ((n + 1) * n * L * ntt + (n + 1) * n * d * profile.op_seconds["ms"])
+    if pack:
+        ms += inst * (n * n * (t_min + 1) * L * ntt + n * n * t_min * d * dec
+                      + (n + 1) * n * n * t_min * L * d * mac)
+    t += profile.scale("modswitch") * ms
+    bits_tab, q2_tab = m._q2_table(d)
+    ok = [int(b) for b, v in zip(bits_tab, q2_tab, strict=True) if q1 < v < q]
+    if not ok:
+        return math.inf, False
+    resp = 32 + -(-(inst * d * (n * ok[0] + n * n * (pb + 2))) // 8)
+    query = 64 + ((int(a) + nu2 * int(t_min)) if stream else 1) * d * qb // 8  # d·qb % 8 == 0
+    if resp > options.max_response_bytes or query > options.max_query_bytes:
+        return math.inf, False
+    if options.objective == "dollars":
+        lb = options.prices.dollars(t, resp)
+    elif options.objective == "time":
+        lb = t
+    elif options.objective == "response":
+        lb = float(resp)
+    else:
+        lb = float(resp + query)
+    return lb, possible
