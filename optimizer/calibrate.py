@@ -6,8 +6,9 @@ Owns the fitting of the cost model (cost.py) to this machine:
    Google Benchmark): `ntt_forward|ntt_inverse/<path>/<poly_len>/<bits>` -> seconds per residue
    NTT for each poly_len (mean of both directions, the fastest available path, the prime size
    closest to 28 bits); `mul_add/<path>/2048/<bits>` / 2048 -> seconds per `mac`.
-2. Stage timings of generated benchmarks (`bench --json --threads 1`, keys `stages{expansion,
-   conversion, first_dimension, folding, modswitch}`) for several parameter sets:
+2. Stage timings of generated benchmarks (`bench --json --threads 1`, keys `stages_cpu` (process
+   CPU seconds; else `stages`, wall) {expansion, conversion, first_dimension, folding,
+   modswitch}) for several parameter sets:
    * `fd` = median over sets of first_dimension seconds / fd count,
    * `ms` = median of (modswitch seconds − its NTT time) / ms count,
    * `decomp`, `auto` = non-negative least squares (relative errors) of the expansion,
@@ -106,7 +107,7 @@ def fit(kernel: tuple[dict[int, float], float, str],
     base = Profile(cpu_model=cpu_model(), date=_dt.date.today().isoformat(), ntt_seconds=ntt_s,
                    op_seconds={"mac": mac, "decomp": 0.0, "auto": 0.0, "fd": 0.0, "ms": 0.0},
                    source=source)
-    counts = [(p, stage_op_counts(p), rep["stages"]) for p, rep in runs]
+    counts = [(p, stage_op_counts(p), stage_times(rep)) for p, rep in runs]
     fd = statistics.median(st["first_dimension"] / c["first_dimension"]["fd"]
                            for _, c, st in counts)
     ms = statistics.median(max(0.0, st["modswitch"] - c["modswitch"]["ntt"] * base.ntt(p.poly_len))
@@ -135,6 +136,17 @@ def fit(kernel: tuple[dict[int, float], float, str],
                    source=f"{source}; kernel path {path}")
 
 
+def stage_times(rep: dict[str, Any]) -> dict[str, float]:
+    """Per-stage seconds of a bench report: process CPU time (`stages_cpu`, robust on a shared
+    machine) when the driver reports it, else wall time (`stages`)."""
+    st = rep.get("stages_cpu") or rep["stages"]
+    return {k: float(v) for k, v in st.items()}
+
+
+def measured_seconds(rep: dict[str, Any]) -> float:
+    return sum(stage_times(rep).values())
+
+
 def _nnls2(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     """Non-negative least squares with two unknowns (tries both, then each alone)."""
     if a.size == 0:
@@ -160,7 +172,7 @@ def prediction_errors(profile: Profile, runs: Sequence[tuple[Parameters, dict[st
     out = []
     for p, rep in runs:
         pred = sum(stage_seconds(p, profile).values())
-        out.append((p.params_hash().hex(), pred, float(rep["server_seconds"])))
+        out.append((p.params_hash().hex(), pred, measured_seconds(rep)))
     return out
 
 
