@@ -28,6 +28,8 @@ def plan_document(records: int, record_size: int, **options: object) -> dict[str
 @click.option("--max-query-bytes", default=None, help="Plan option: cap on the query size.")
 @click.option("--max-params-bytes", default=None, help="Plan option: cap on public params.")
 @click.option("--max-response-bytes", default=None, help="Plan option: cap on the response.")
+@click.option("--refresh-security", is_flag=True,
+              help="Re-run the security estimator even if the document holds a report.")
 @click.option("--name", required=True, help="Build name: lowercase C++ identifier, e.g. demo.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               default=codegen.DEFAULT_OUT, show_default="generated/",
@@ -42,6 +44,7 @@ def generate(
     max_query_bytes: str | None,
     max_params_bytes: str | None,
     max_response_bytes: str | None,
+    refresh_security: bool,
     name: str,
     out_dir: Path,
 ) -> None:
@@ -69,8 +72,7 @@ def generate(
                 options[key] = parse_count(val, "--" + key.replace("_", "-"))
         doc = plan_document(parse_count(records, "--records"),
                             parse_count(record_size, "--record-size"), **options)
-    params, estimate = codegen.parse_plan_document(doc)
-    target = codegen.generate(name, params, estimate, out_dir)
+    target = codegen.generate_from_document(name, doc, out_dir, refresh_security)
     files = sorted([*codegen.TEMPLATE_FILES, "params.json"])
     click.echo(f"generated {target}/ ({', '.join(files)})")
     click.echo(f"next: spiralpir build {target}")

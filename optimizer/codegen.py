@@ -406,6 +406,18 @@ def generate(
     return target
 
 
+def generate_from_document(name: str, doc: Mapping[str, Any], out_dir: Path = DEFAULT_OUT,
+                           refresh_security: bool = False) -> Path:
+    """Generate from a plan document or a build's params.json. A security report already in
+    the document is kept (so regeneration is a pure function of params.json and the
+    templates) unless refresh_security; otherwise the estimator computes it."""
+    params, estimate = parse_plan_document(doc)
+    security = doc.get("security")
+    if refresh_security or not isinstance(security, dict) or not security:
+        security = None
+    return generate(name, params, estimate, out_dir, security=security)
+
+
 def load_document(path: Path) -> dict[str, Any]:
     try:
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
