@@ -245,16 +245,43 @@ void forward_lazy_ifma(std::uint64_t* a, const NttTable& tab, bool reduce) {
   const LazyIfma k(tab.p);
   const std::uint64_t* W = tab.fwd.data();
   const std::uint64_t* WS = tab.fwd_shoup52.data();
-  for (std::size_t m = 1, t = n / 2; t >= 8; m <<= 1, t >>= 1) {
+  // Stages with t >= 8, two at a time (radix 4: half the loads and stores), then one left over.
+  std::size_t m = 1, t = n / 2;
+  auto bfly = [&](__m512i& x, __m512i& y, __m512i w, __m512i ws) {
+    const __m512i v = k.mul(y, w, ws);
+    y = _mm512_sub_epi64(_mm512_add_epi64(x, k.two_p), v);
+    x = _mm512_add_epi64(x, v);
+  };
+  for (; t >= 16; m <<= 2, t >>= 2) {
+    const std::size_t h = t / 2;
+    for (std::size_t i = 0; i < m; ++i) {
+      const __m512i w1 = bcast(W[m + i]), ws1 = bcast(WS[m + i]);
+      const __m512i w2 = bcast(W[2 * m + 2 * i]), ws2 = bcast(WS[2 * m + 2 * i]);
+      const __m512i w3 = bcast(W[2 * m + 2 * i + 1]), ws3 = bcast(WS[2 * m + 2 * i + 1]);
+      std::uint64_t* base = a + 2 * i * t;
+      for (std::size_t j = 0; j < h; j += 8) {
+        __m512i x0 = load(base + j), x1 = load(base + j + h), x2 = load(base + j + t), x3 = load(base + j + t + h);
+        bfly(x0, x2, w1, ws1);
+        bfly(x1, x3, w1, ws1);
+        bfly(x0, x1, w2, ws2);
+        bfly(x2, x3, w3, ws3);
+        store(base + j, x0);
+        store(base + j + h, x1);
+        store(base + j + t, x2);
+        store(base + j + t + h, x3);
+      }
+    }
+  }
+  for (; t >= 8; m <<= 1, t >>= 1) {
     for (std::size_t i = 0; i < m; ++i) {
       const __m512i w = bcast(W[m + i]), ws = bcast(WS[m + i]);
       std::uint64_t* x = a + 2 * i * t;
       std::uint64_t* y = x + t;
       for (std::size_t j = 0; j < t; j += 8) {
-        const __m512i u = load(x + j);
-        const __m512i v = k.mul(load(y + j), w, ws);
-        store(x + j, _mm512_add_epi64(u, v));
-        store(y + j, _mm512_sub_epi64(_mm512_add_epi64(u, k.two_p), v));
+        __m512i u = load(x + j), v = load(y + j);
+        bfly(u, v, w, ws);
+        store(x + j, u);
+        store(y + j, v);
       }
     }
   }
@@ -318,17 +345,44 @@ void inverse_lazy_ifma(std::uint64_t* a, const NttTable& tab, bool reduce) {
     }
     bound <<= 3;
   }
-  std::size_t t = 8;
-  for (std::size_t m = n / 16; m > 1; m >>= 1, t <<= 1, bound <<= 1) {
+  // Stages with t >= 8 while more than one group remains: two at a time (radix 4), then one.
+  auto bfly = [&](__m512i& x, __m512i& y, __m512i c, __m512i w, __m512i ws) {
+    const __m512i d = _mm512_sub_epi64(_mm512_add_epi64(x, c), y);
+    x = _mm512_add_epi64(x, y);
+    y = k.mul(d, w, ws);
+  };
+  std::size_t t = 8, m = n / 16;
+  for (; m >= 4; m >>= 2, t <<= 2, bound <<= 2) {
+    const __m512i c1 = bcast(bound), c2 = bcast(2 * bound);
+    for (std::size_t i = 0; i < m / 2; ++i) {
+      const __m512i w1 = bcast(W[m + 2 * i]), ws1 = bcast(WS[m + 2 * i]);
+      const __m512i w2 = bcast(W[m + 2 * i + 1]), ws2 = bcast(WS[m + 2 * i + 1]);
+      const __m512i w3 = bcast(W[m / 2 + i]), ws3 = bcast(WS[m / 2 + i]);
+      std::uint64_t* base = a + 4 * i * t;
+      for (std::size_t j = 0; j < t; j += 8) {
+        __m512i x0 = load(base + j), x1 = load(base + j + t), x2 = load(base + j + 2 * t), x3 = load(base + j + 3 * t);
+        bfly(x0, x1, c1, w1, ws1);
+        bfly(x2, x3, c1, w2, ws2);
+        bfly(x0, x2, c2, w3, ws3);
+        bfly(x1, x3, c2, w3, ws3);
+        store(base + j, x0);
+        store(base + j + t, x1);
+        store(base + j + 2 * t, x2);
+        store(base + j + 3 * t, x3);
+      }
+    }
+  }
+  for (; m > 1; m >>= 1, t <<= 1, bound <<= 1) {
     const __m512i c = bcast(bound);
     for (std::size_t i = 0; i < m; ++i) {
       const __m512i w = bcast(W[m + i]), ws = bcast(WS[m + i]);
       std::uint64_t* x = a + 2 * i * t;
       std::uint64_t* y = x + t;
       for (std::size_t j = 0; j < t; j += 8) {
-        const __m512i u = load(x + j), v = load(y + j);
-        store(x + j, _mm512_add_epi64(u, v));
-        store(y + j, k.mul(_mm512_sub_epi64(_mm512_add_epi64(u, c), v), w, ws));
+        __m512i u = load(x + j), v = load(y + j);
+        bfly(u, v, c, w, ws);
+        store(x + j, u);
+        store(y + j, v);
       }
     }
   }

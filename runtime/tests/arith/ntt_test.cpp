@@ -151,5 +151,17 @@ TEST(NttTable, RejectsBadModuli) {
   EXPECT_THROW(NttTable::make(12289ULL, 8192), std::invalid_argument);
 }
 
+#ifndef NDEBUG
+// Debug builds check the documented ranges and stop at the first violation.
+TEST(NttDebugChecks, OutOfRangeInputsAbort) {
+  const NttTable t = NttTable::make(268369921ULL, 2048);
+  std::vector<std::uint64_t> a(2048, 0);
+  a[17] = 4 * t.p;
+  EXPECT_DEATH(ntt_forward(a.data(), t), "range check failed");
+  a[17] = 2 * t.p;
+  EXPECT_DEATH(ntt_inverse(a.data(), t), "range check failed");
+}
+#endif
+
 }  // namespace
 }  // namespace spiralpir
