@@ -9,7 +9,8 @@ Lookups are conservative — never above the full estimate:
 * a width between grid widths uses the next smaller grid width (more noise never helps
   the attacker), a ring dimension between grid dimensions the next smaller one;
 * between two log2 q grid points the level is interpolated linearly and then lowered by
-  ``MARGIN`` bits (the curve is convex and slightly noisy at the 0.01-bit level);
+  ``MARGIN`` bits (the curve is convex and slightly noisy at the 0.01-bit level); beyond
+  the last point (below ~100 bits) the last secant is extended (below a convex curve);
 * ``max_log2_modulus`` is the bisected value from the table minus ``MARGIN_Q`` bits.
 
 Parameters outside the grid (other secrets, dimensions below 1024, widths below the
@@ -90,9 +91,10 @@ def security_bits_fast(
     if log2_modulus <= xs[0]:
         return ys[0] - MARGIN  # more secure than the table's first point; stay conservative
     if log2_modulus >= xs[-1]:
-        if log2_modulus == xs[-1]:
-            return ys[-1] - MARGIN
-        return _full_security(poly_len, _up(log2_modulus), noise_width, secret)
+        # beyond the curve (below ~100 bits): extend its last secant; the level is convex
+        # and decreasing in log2 q, so the extension lies below it (conservative)
+        slope = (ys[-1] - ys[-2]) / (xs[-1] - xs[-2])
+        return max(0.0, ys[-1] + slope * (log2_modulus - xs[-1]) - MARGIN)
     return _interpolate(xs, ys, log2_modulus)
 
 
@@ -195,8 +197,6 @@ def generate(path: Path = TABLE_PATH) -> None:
                 print(f"table: {_key(n, s, w)} done", file=sys.stderr, flush=True)
     data = {
         "generator": f"spiralpir {version()} (python -m spiralpir.estimator.table)",
-        "note": "bits: MATZOV level at log2_q; max_log2_q: conservative thresholds "
-        "(what max_log2_modulus returns)",
         "cost_model": "matzov",
         "attacks": list(TABLE_ATTACKS),
         "step": STEP,
@@ -208,6 +208,10 @@ def generate(path: Path = TABLE_PATH) -> None:
 def annotate(data: dict[str, Any]) -> dict[str, Any]:
     """Add each entry's conservative ``max_log2_q`` for 128/192/256 bits (from its curve,
     exactly as ``max_log2_modulus`` computes it; ``null`` if outside the curve)."""
+    data["note"] = (
+        "bits: MATZOV level at log2_q (attacks listed); max_log2_q: conservative thresholds "
+        "(what max_log2_modulus returns)"
+    )
     for e in data["entries"].values():
         e["max_log2_q"] = {
             str(b): _threshold(e["log2_q"], e["bits"], b) for b in LEVELS
