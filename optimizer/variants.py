@@ -25,6 +25,7 @@ import math
 from typing import Any
 
 import numpy as np
+from spiralpir.optimizer import noise
 from spiralpir.optimizer.noise import db_coeff_sq
 
 VARIANTS = ("spiral", "stream", "pack", "stream_pack")
@@ -83,12 +84,16 @@ def evaluate_variant(s: Any, records: int, record_size: int, options: Any, profi
     if stream:
         v_left = np.full(g.tl.shape, sigma2)
         v_right = np.full(g.tl.shape, sigma2)
+        v_shared = np.zeros(g.tl.shape)
     else:
         h = np.exp2(rounds - 1.0)
         v_left = 2.0 * h * sigma2 + h * g.ks_r + (h - 1.0) * g.ks_l
         v_right = pow_r * sigma2 + (pow_r - 1.0) * g.ks_r
+        v_shared = h * (2.0 * sigma2 + g.ks_r)  # noise.py: coherent pre-split error
     v_top = g.conv_top + d * vs * v_right
-    v_fd = a * d * e_d * (v_left + nc * g.ks_c)
+    coherent_k = getattr(noise, "COHERENT_K", 0.0)
+    v_fd = a * d * e_d * (v_left + nc * g.ks_c) + \
+        coherent_k * d * a * a * ((p - 1.0) / 2.0) ** 2 * v_shared
     per_fold = d * g.eg * g.tg * (v_top + v_right + nc * g.ks_c)
     v_fold = v_fd + nu2 * per_fold
     if pack:

@@ -138,7 +138,9 @@ struct CpuStageClock : StageObserver<P> {
 
 template <SpiralParams P>
 int run_bench(int argc, char** argv) {
-  if constexpr (P::variant != Variant::spiral) return run_variant_bench<P>(argc, argv);
+  if constexpr (P::variant != Variant::spiral) {  // issue 8: stream / pack / stream_pack
+    return run_variant_bench<P>(argc, argv);
+  } else {
   using D = Derived<P>;
   using clock = std::chrono::steady_clock;
   using bench_detail::json_num;
@@ -309,6 +311,7 @@ int run_bench(int argc, char** argv) {
     std::fprintf(stderr, "internal error: %s\n", e.what());
     return 3;
   }
+  }  // vanilla
 }
 
 }  // namespace spiralpir

@@ -4,7 +4,7 @@
 //
 // Same options and JSON keys as bench_driver.hpp (stages: expansion, conversion, first_dimension,
 // folding, modswitch — for pack variants modswitch includes the packing), plus:
-//   "variant"
+//   "variant", "server_cpu_seconds" (process CPU time of the answer)
 //   "streaming": {"prepare_seconds" (one-time: parse + expansion + conversion, median),
 //                 "per_database_seconds" (median of answer_prepared: first dimension + folding +
 //                 packing + modulus switching), "throughput_bytes_per_second" (db_bytes /
@@ -22,7 +22,7 @@ namespace spiralpir {
 /// Streaming measurement shared by the vanilla and variant benchmarks: prepare once, answer
 /// `trials` times with the prepared query; checks every decoded plaintext.
 struct StreamingStats {
-  double prepare = 0, per_db = 0;
+  double prepare = 0, per_db = 0, per_db_cpu = 0;
   double stages[4] = {0, 0, 0, 0};
   bool correct = true;
 };
@@ -38,17 +38,20 @@ StreamingStats measure_streaming(const Server<P>& server, const PublicParams<P>&
   const auto t0 = clock::now();
   const PreparedQuery<P> pq = prepare_query(server, pp, qb.data(), qb.size());
   out.prepare = std::chrono::duration<double>(clock::now() - t0).count();
-  std::vector<double> tot;
+  std::vector<double> tot, cpu;
   std::vector<std::vector<double>> st(4);
   for (unsigned t = 0; t < trials; ++t) {
     double s4[4] = {};
+    const double c0 = bench_detail::process_cpu_seconds();
     const auto a = clock::now();
     const auto resp = answer_prepared(server, pq, s4);
     tot.push_back(std::chrono::duration<double>(clock::now() - a).count());
+    cpu.push_back(bench_detail::process_cpu_seconds() - c0);
     for (int s = 0; s < 4; ++s) st[s].push_back(s4[s]);
     out.correct = out.correct && decode(resp) == expected(idx);
   }
   out.per_db = bench_detail::median(tot);
+  out.per_db_cpu = bench_detail::median(cpu);
   for (int s = 0; s < 4; ++s) out.stages[s] = bench_detail::median(st[s]);
   return out;
 }
@@ -113,7 +116,7 @@ int run_variant_bench(int argc, char** argv) {
     };
 
     Csprng rng;
-    std::vector<double> total, q_t, d_t;
+    std::vector<double> total, q_t, d_t, cpu_t;
     std::vector<std::vector<double>> stage(kNumStages);
     bool correct = true;
     std::size_t qbytes = 0, rbytes = 0;
@@ -123,8 +126,10 @@ int run_variant_bench(int argc, char** argv) {
       const auto qb = client.query(idx);
       const auto b = clock::now();
       double st[kNumStages] = {};
+      const double cpu0 = bench_detail::process_cpu_seconds();
       const auto resp = server.answer(pp, qb.data(), qb.size(), st);
       const auto c = clock::now();
+      cpu_t.push_back(bench_detail::process_cpu_seconds() - cpu0);
       const auto pts = decode(resp);
       const auto e = clock::now();
       correct = correct && pts == expected_pts(idx);
@@ -178,7 +183,9 @@ int run_variant_bench(int argc, char** argv) {
     if (opt.json) {
       std::ostringstream o;
       o << "{\"correct\":" << (correct ? "true" : "false") << ",\"variant\":\"" << variant_name(P::variant)
-        << "\",\"server_seconds\":" << json_num(server_s) << ",\"threads\":" << threads << ",\"stages\":{";
+        << "\",\"server_seconds\":" << json_num(server_s)
+        << ",\"server_cpu_seconds\":" << json_num(bench_detail::median(cpu_t)) << ",\"threads\":" << threads
+        << ",\"stages\":{";
       for (std::size_t s = 0; s < kNumStages; ++s)
         o << (s ? "," : "") << "\"" << names[s] << "\":" << json_num(bench_detail::median(stage[s]));
       o << "},\"query_bytes\":" << qbytes << ",\"response_bytes\":" << rbytes
@@ -193,6 +200,7 @@ int run_variant_bench(int argc, char** argv) {
         << json_num(db_build) << ",\"peak_memory_bytes\":" << bench_detail::peak_rss_bytes() << ",\"kernel_path\":\""
         << path << "\",\"params_hash\":\"" << hash << "\",\"streaming\":{\"prepare_seconds\":"
         << json_num(stream.prepare) << ",\"per_database_seconds\":" << json_num(stream.per_db)
+        << ",\"per_database_cpu_seconds\":" << json_num(stream.per_db_cpu)
         << ",\"throughput_bytes_per_second\":" << json_num(stream.per_db > 0 ? db_bytes / stream.per_db : 0)
         << ",\"first_dimension_bytes_per_second\":" << json_num(fd_bw) << ",\"stages\":{";
       for (int s = 0; s < 4; ++s) o << (s ? "," : "") << "\"" << snames[s] << "\":" << json_num(stream.stages[s]);
