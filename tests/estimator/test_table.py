@@ -61,7 +61,7 @@ def test_max_modulus_is_secure_and_tight(bits: int) -> None:
 def test_known_anchor_from_the_table() -> None:
     # d = 2048, width 6.4, Gaussian secret: 128 bits up to log2 q ≈ 54.6 (129.6 at 54)
     assert 54.0 <= table.max_log2_modulus(2048, 6.4, "gaussian", 128) <= 54.8
-    assert table.security_bits_fast(2048, 55.894, 6.4, "gaussian") == pytest.approx(124.9, abs=0.4)
+    assert 124.2 <= table.security_bits_fast(2048, 55.894, 6.4, "gaussian") <= 124.9
 
 
 def test_lookups_take_microseconds() -> None:
