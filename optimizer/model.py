@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 from spiralpir.optimizer.cost import Prices, Profile
 from spiralpir.optimizer.errors import SpiralpirError
-from spiralpir.optimizer.noise import COHERENT_K, CORRECTNESS_LOG2, max_gaussian_variance
+from spiralpir.optimizer.noise import CORRECTNESS_LOG2, coherent_k, max_gaussian_variance
 from spiralpir.optimizer.params import MAX_LOG2_P, MAX_NU_2, Q2_BITS_RANGE, ceil_log2
 from spiralpir.optimizer.primes import Modulus, find_q2, lazy_terms, modulus_table
 
@@ -344,7 +344,7 @@ def evaluate(s: Structure, records: int, record_size: int, options: Options,
     v_top = g.conv_top + d * vs * v_right
     v_shared = h * (2.0 * sigma2 + g.ks_r)  # noise.py: coherent pre-split error
     v_fd = a * d * e_d * (v_left + n * g.ks_c) + \
-        COHERENT_K * d * a * a * ((p - 1.0) / 2.0) ** 2 * v_shared
+        coherent_k(d) * d * a * ((p - 1.0) / 2.0) ** 2 * v_shared
     per_fold = d * g.eg * g.tg * (v_top + v_right + n * g.ks_c)
     v_fold = v_fd + nu2 * per_fold
     big_a = (q1 / q) ** 2 * v_fold

@@ -24,7 +24,7 @@ coefficients of a ciphertext's error):
   the conversion key (2·t_conv digits of a and b): v_top = 2·t_conv·d·E[x²]·σ² + d·Var(s)·v_right;
   mean per entry of the n × (n+1)t_gsw error: (v_top + v_right + n·v_ks(t_conv))/(n+1).
 * first dimension: Σ_i C_i · D_i over 2^nu_1 plaintexts with coefficients uniform in [0, p):
-      v_fd = 2^nu_1 · d · E_D · (v_left + n·v_ks(t_conv)) + K·d·4^nu_1·E[D]²·v_shared,
+      v_fd = 2^nu_1 · d · E_D · (v_left + n·v_ks(t_conv)) + K·d·2^nu_1·E[D]²·v_shared,
   v_shared = 2^(rounds−1)·(2σ² + v_ks(t_exp_right)) is the error every first-dimension ct
   inherits from before the split; it adds up coherently (K = COHERENT_K, measured);
   E_D = Var(D) + E[D]²/4
@@ -52,9 +52,14 @@ from spiralpir.optimizer.params import Parameters
 
 CORRECTNESS_LOG2 = -40.0  # default: failure probability ≤ 2^-40 per query
 # Empirical: the shared (pre-split) expansion error enters the first dimension coherently
-# through the mean of the plaintext coefficients; measured ≈ 5.1 · d·4^ν1·E[D]²·v_shared on the
-# one measured set where it dominates (n 3, p 2^14, t_exp 27/27); 8 keeps a margin.
-COHERENT_K = 8.0
+# through the mean of the plaintext coefficients. Measured (runtime noise hook, d = 2048, three
+# sets where it matters: ν1 = 5/5/8, n = 3/4/2): excess = K·d·2^ν1·E[D]²·v_shared with
+# K = 172, 227, 132. K = 256 (scaled with d/2048 above 2048, untested) bounds all three.
+COHERENT_K = 256.0
+
+
+def coherent_k(d: int) -> float:
+    return COHERENT_K * max(1.0, d / 2048.0)
 
 STAGES = (  # the runtime noise hook's stage names (runtime/include/spiralpir/noise.hpp)
     "expansion",
@@ -183,7 +188,7 @@ def stage_variances(params: Parameters) -> StageNoise:
     # every first-dimension ct; with plaintext coefficients of mean E[D] they add up coherently
     v_shared = 0.0 if stream else h * (2.0 * s2 + ks_r)
     v_fd = a * d * db_coeff_sq(p.p) * (v_left + nc * ks_c) + \
-        COHERENT_K * d * a * a * ((p.p - 1) / 2.0) ** 2 * v_shared
+        coherent_k(d) * d * a * ((p.p - 1) / 2.0) ** 2 * v_shared
     per_fold = d * digit_sq(p.bits_gsw) * p.t_gsw * (v_top + v_right + nc * ks_c)
     v_fold = v_fd + p.nu_2 * per_fold
     v_pack = v_fold + (p.n * ks_c if pack else 0.0)

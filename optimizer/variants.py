@@ -91,9 +91,8 @@ def evaluate_variant(s: Any, records: int, record_size: int, options: Any, profi
         v_right = pow_r * sigma2 + (pow_r - 1.0) * g.ks_r
         v_shared = h * (2.0 * sigma2 + g.ks_r)  # noise.py: coherent pre-split error
     v_top = g.conv_top + d * vs * v_right
-    coherent_k = getattr(noise, "COHERENT_K", 0.0)
     v_fd = a * d * e_d * (v_left + nc * g.ks_c) + \
-        coherent_k * d * a * a * ((p - 1.0) / 2.0) ** 2 * v_shared
+        noise.coherent_k(d) * d * a * ((p - 1.0) / 2.0) ** 2 * v_shared  # as noise.py
     per_fold = d * g.eg * g.tg * (v_top + v_right + nc * g.ks_c)
     v_fold = v_fd + nu2 * per_fold
     if pack:
