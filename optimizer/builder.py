@@ -22,7 +22,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -172,8 +172,11 @@ def build_runtime(build_dir: Path | None = None, jobs: int | None = None,
 
 
 def build(source_dir: Path, build_dir: Path | None = None, jobs: int | None = None,
-          avx512: bool = False, show_progress: bool = True) -> Instance:
-    """Build the runtime (if needed) and the generated instance in source_dir."""
+          avx512: bool = False, show_progress: bool = True,
+          targets: Sequence[str] | None = None) -> Instance:
+    """Build the runtime (if needed) and the generated instance in source_dir.
+
+    targets: a subset of "library", "bench", "ci_bench" (default: all three)."""
     inst = instance_paths(source_dir, build_dir)
     if avx512 and not cpu_has_avx512():
         raise SpiralpirError(
@@ -190,9 +193,17 @@ def build(source_dir: Path, build_dir: Path | None = None, jobs: int | None = No
              f"-DSPIRALPIR_INSTANCE_AVX512={'ON' if avx512 else 'OFF'}"],
             f"configure {inst.name}", show_progress,
         )
-        _run([cmake, "--build", str(inst.build_dir), "-j", str(jobs)], f"build {inst.name}",
-             show_progress)
-    for artifact in (inst.library, inst.bench, inst.ci_bench):
+        wanted = list(targets) if targets is not None else ["library", "bench", "ci_bench"]
+        names = {"library": f"spiralpir_{inst.name}", "bench": f"spiralpir_{inst.name}_bench",
+                 "ci_bench": f"spiralpir_{inst.name}_ci_bench"}
+        unknown = [t for t in wanted if t not in names]
+        if unknown:
+            raise SpiralpirError(f"unknown build target(s): {', '.join(unknown)}")
+        target_args = [] if targets is None else ["--target", *(names[t] for t in wanted)]
+        _run([cmake, "--build", str(inst.build_dir), "-j", str(jobs), *target_args],
+             f"build {inst.name}", show_progress)
+    paths = {"library": inst.library, "bench": inst.bench, "ci_bench": inst.ci_bench}
+    for artifact in (paths[t] for t in wanted):
         if not artifact.is_file():
             raise SpiralpirError(f"build of {inst.name} did not produce {artifact}")
     return inst

@@ -86,7 +86,8 @@ def bench(source_dir: Path, build_dir: Path | None, threads: int | None, trials:
     """Answer TRIALS random queries on a random database of the build's shape; check them."""
     if trials < 1:
         raise SpiralpirError("--trials must be >= 1")
-    inst = builder.build(source_dir, build_dir, show_progress=not as_json)
+    inst = builder.build(source_dir, build_dir, show_progress=not as_json,
+                         targets=["ci_bench" if ci else "bench"])
     report = run_bench(inst, threads=threads, trials=trials, ci=ci)
     if as_json:
         click.echo(json.dumps(report, sort_keys=True))

@@ -106,7 +106,7 @@ def demo(queries: int, threads: int, build_dir: Path | None, seed: int | None) -
 
     _step(f"build {source}")
     start = time.perf_counter()
-    inst = builder.build(source, build_dir)
+    inst = builder.build(source, build_dir, targets=["library"])
     click.echo(f"    built in {time.perf_counter() - start:.1f} s: {inst.library}", err=True)
 
     _step("sample database")

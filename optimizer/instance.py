@@ -294,5 +294,5 @@ def open_build(source_dir: Path | str, build_dir: Path | str | None = None, ci: 
     from spiralpir.optimizer import builder
 
     inst = builder.build(Path(source_dir), Path(build_dir) if build_dir else None,
-                         show_progress=show_progress)
+                         show_progress=show_progress, targets=["library"])
     return Build(inst, ci=ci)

@@ -54,7 +54,7 @@ class ServerProcess:
 
 @pytest.fixture(scope="module")
 def inst() -> builder.Instance:
-    return builder.build(DEMO, show_progress=False)
+    return builder.build(DEMO, show_progress=False, targets=["library"])
 
 
 @pytest.fixture(scope="module")
