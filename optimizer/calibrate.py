@@ -108,8 +108,11 @@ def fit(kernel: tuple[dict[int, float], float, str],
                    op_seconds={"mac": mac, "decomp": 0.0, "auto": 0.0, "fd": 0.0, "ms": 0.0},
                    source=source)
     counts = [(p, stage_op_counts(p), stage_times(rep)) for p, rep in runs]
+    # SPIRAL's implicit-database convention (a small database reused) is cache-friendlier than
+    # a real one: such runs do not calibrate the first dimension
+    real = [x for x, (_, rep) in zip(counts, runs, strict=True) if not rep.get("implicit_db")]
     fd = statistics.median(st["first_dimension"] / c["first_dimension"]["fd"]
-                           for _, c, st in counts)
+                           for _, c, st in (real or counts))
     ms = statistics.median(max(0.0, st["modswitch"] - c["modswitch"]["ntt"] * base.ntt(p.poly_len))
                            / c["modswitch"]["ms"] for p, c, st in counts)
     rows, rhs = [], []
@@ -128,7 +131,8 @@ def fit(kernel: tuple[dict[int, float], float, str],
                    source=source)
     scale: dict[str, float] = {}
     for stage in STAGES:
-        ratios = [st[stage] / pred for p, _, st in counts
+        use = real if stage == "first_dimension" and real else counts
+        ratios = [st[stage] / pred for p, _, st in use
                   if (pred := stage_seconds(p, prof)[stage]) > 0 and st.get(stage, 0) > 0]
         scale[stage] = statistics.median(ratios) if ratios else 1.0
     return Profile(cpu_model=prof.cpu_model, date=prof.date, ntt_seconds=ntt_s,

@@ -328,7 +328,7 @@ def evaluate(s: Structure, records: int, record_size: int, options: Options,
     sigma2 = options.noise_width**2 / (2 * math.pi)
     vs = secret_var(options, d)
     a = float(1 << nu1)
-    e_d = (p * p - 1.0) / 12.0 + ((p - 1.0) / 2.0) ** 2 / 4.0  # noise.db_coeff_sq
+    e_d = (p * p - 1.0) / 12.0 + ((p - 1.0) / 2.0) ** 2 / 10.0  # noise.db_coeff_sq
     coeffs = inst * n * n * d
     vmax = _vmax(coeffs, options.correctness_log2)
     g = _grid(d, qb, sigma2, _allowed(d, qb, sigma2, n, nu1, nu2, (q1 / q) ** 2, e_d, vmax))

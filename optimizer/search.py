@@ -92,7 +92,7 @@ def _lower_bounds(s: Structure, options: Options, profile: Any) -> tuple[float, 
     ks_min, fold_min, t_min = _ring_minima(d, qb, sigma2)
     a = float(1 << nu1)
     v_left = 2.0 * a * sigma2 + a * ks_min + (a - 1.0) * ks_min
-    e_d = (p * p - 1.0) / 12.0 + ((p - 1.0) / 2.0) ** 2 / 4.0
+    e_d = (p * p - 1.0) / 12.0 + ((p - 1.0) / 2.0) ** 2 / 10.0
     v_fd = a * d * e_d * (v_left + n * ks_min)
     v_fold_min = v_fd + nu2 * fold_min * (
         sigma2 + n * ks_min)  # v_right ≥ σ² (R ≥ 1 round of fresh noise doubling)
