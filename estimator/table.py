@@ -10,10 +10,12 @@ Lookups are conservative — never above the full estimate:
 
 * a width between grid widths uses the next smaller grid width (more noise never helps
   the attacker), a ring dimension between grid dimensions the next smaller one;
-* between two log2 q grid points the level is interpolated linearly and then lowered by
-  ``MARGIN`` bits (the curve is convex up to the dual hybrid's discrete k_enum/k_fft
-  steps, which put it up to ~0.3 bit below a chord); beyond the last point (below ~100
-  bits) the last secant is extended (below a convex curve);
+* between two log2 q grid points the level is interpolated linearly, then lowered by
+  ``MARGIN_DROP`` (25 %) of its drop across that 1-bit interval, but not below the
+  interval's right end, and by ``MARGIN`` (0.25 bit): the curve is convex except for the
+  dual hybrid's discrete optimisation steps (p, k_fft in steps of 10), which put it up to
+  ~12 % of the interval's drop below the chord (measured); beyond the last point (below
+  ~100 bits) the last secant is extended (below a convex curve);
 * ``max_log2_modulus`` is the bisected value from the table minus ``MARGIN_Q`` bits.
 
 Parameters outside the grid (other secrets, dimensions below 1024, widths below the
@@ -41,7 +43,8 @@ SECRETS = ("gaussian", "ternary", "sparse-ternary:256,256")
 WIDTHS = (3.2, 4.0, 6.4, 8.0, 12.8, 16.0, 25.6)
 LEVELS = (128, 192, 256)
 STEP = 1.0
-MARGIN = 0.5
+MARGIN = 0.25
+MARGIN_DROP = 0.25
 MARGIN_Q = 0.05
 
 
@@ -103,11 +106,15 @@ def security_bits_fast(
 
 
 def _interpolate(xs: list[float], ys: list[float], x: float) -> float:
-    """Linear interpolation of the level at log2 q = x (inside the curve), minus MARGIN."""
+    """Linear interpolation of the level at log2 q = x (inside the curve), lowered by
+    MARGIN plus MARGIN_DROP of the level's drop across the 1-bit interval (never below the
+    interval's right end point, which bounds a decreasing curve from below)."""
     j = min(max(bisect.bisect_right(xs, x), 1), len(xs) - 1)
     x0, x1, y0, y1 = xs[j - 1], xs[j], ys[j - 1], ys[j]
     t = (x - x0) / (x1 - x0)
-    return min(y0, y0 + t * (y1 - y0)) - MARGIN
+    drop = max(y0 - y1, 0.0)
+    chord = min(y0, y0 + t * (y1 - y0))
+    return max(chord - MARGIN_DROP * drop, y1) - MARGIN
 
 
 def max_log2_modulus(
