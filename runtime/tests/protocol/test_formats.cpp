@@ -98,13 +98,14 @@ void check_real_sizes() {
   EXPECT_NE(c.query(0, rng), q);
 }
 
-TEST(Formats, SerializedSizesEqualFormulas) {
-  check_real_sizes<insecure_spiral_2e20x256b_ci>();
+TEST(Formats, SerializedSizesEqualFormulas) { check_real_sizes<insecure_spiral_2e20x256b_ci>(); }
+
+TEST(Formats, SlowSerializedSizesOtherSets) {
   check_real_sizes<insecure_spiral_2e14x100kb_ci>();
   check_real_sizes<insecure_ternary_n1_ci>();
 }
 
-TEST(Formats, FullSizeQueryAndPublicParamsSizes) {
+TEST(Formats, SlowFullSizeQueryAndPublicParamsSizes) {
   // full-size client objects are cheap to make; their sizes must match the table too
   check_real_sizes<insecure_spiral_2e20x256b>();
 }

@@ -44,7 +44,10 @@ struct PlaintextChecker : NoiseMeter<P> {
         const auto ph = from_ntt(std::move(x));
         for (std::size_t z = 0; z < D::d; ++z) {
           const std::uint64_t M = round_modswitch<R>(coeff(ph, z), P::p);
-          ASSERT_EQ(M, pts[row * P::n + col](0, z)) << "inst " << inst << " pt " << pt << " entry " << row << "," << col
+          // the database may store a coefficient v as its centered representative v − p (mod p_0)
+          const std::uint64_t x = pts[row * P::n + col](0, z), p0 = R::primes[0];
+          const std::uint64_t v = x > p0 / 2 ? P::p - (p0 - x) : x;
+          ASSERT_EQ(M, v) << "inst " << inst << " pt " << pt << " entry " << row << "," << col
                                                      << " coeff " << z;
         }
       }
@@ -107,10 +110,10 @@ void stage_by_stage() {
 }  // namespace
 
 TEST(Stages, DecryptToExpected2e20x256b) { stage_by_stage<insecure_spiral_2e20x256b_ci>(); }
-TEST(Stages, DecryptToExpected2e14x100kb) { stage_by_stage<insecure_spiral_2e14x100kb_ci>(); }
-TEST(Stages, DecryptToExpectedTernaryN1) { stage_by_stage<insecure_ternary_n1_ci>(); }
+TEST(Stages, SlowDecryptToExpected2e14x100kb) { stage_by_stage<insecure_spiral_2e14x100kb_ci>(); }
+TEST(Stages, SlowDecryptToExpectedTernaryN1) { stage_by_stage<insecure_ternary_n1_ci>(); }
 
-TEST(Stages, WrongIndexGivesOtherRecord) {
+TEST(Stages, SlowWrongIndexGivesOtherRecord) {
   using P = insecure_spiral_2e20x256b_ci;
   Csprng rng;
   std::vector<std::uint8_t> recs(P::num_records * P::record_size);
@@ -217,7 +220,7 @@ TEST(Stages, CApiEndToEnd) {
   r2test_server_free(s);
 }
 
-TEST(Stages, BenchDriverJson) {
+TEST(Stages, SlowBenchDriverJson) {
   using P = insecure_spiral_2e20x256b_ci;
   const char* args[] = {"bench", "--threads", "2", "--trials", "1", "--json", "--noise"};
   ::testing::internal::CaptureStdout();
