@@ -115,14 +115,21 @@ class Database {
     });
   }
 
-  /// The n² coefficient-domain polynomials (entries in [0, p)) of a plaintext bit stream.
+  /// The n² coefficient-domain polynomials of a plaintext bit stream. Each coefficient v in
+  /// [0, p) is stored as its centered representative (v − p if v >= p/2): the same value mod p
+  /// (Δ·(v − p) ≡ Δ·v + (q mod p) mod q, a difference below p), but with mean ≈ 0, so the
+  /// ciphertext errors the first dimension multiplies by the database do not add up coherently
+  /// (errors shared by many query cts — e.g. the gadget digits' −1/2 mean times a shared key
+  /// error — would otherwise grow with (Σ_i D_i)², issue 8) and E[D²] drops from p²/3 to p²/12.
   static std::vector<proto::Pc<R>> plaintext_polys(const std::uint8_t* bytes) {
     std::vector<proto::Pc<R>> out(NN);
     BitReader rd(bytes, pt_bytes);
     for (std::size_t kc = 0; kc < NN; ++kc) {
       for (std::size_t z = 0; z < D::d; ++z) {
         const std::uint64_t v = rd.get(D::log2_p);
-        for (std::size_t prime = 0; prime < NP; ++prime) out[kc](prime, z) = v;
+        const bool neg = 2 * v >= P::p;
+        for (std::size_t prime = 0; prime < NP; ++prime)
+          out[kc](prime, z) = neg ? R::primes[prime] - (P::p - v) : v;
       }
     }
     return out;
