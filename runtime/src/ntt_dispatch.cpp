@@ -11,9 +11,10 @@ namespace {
 using Kernel = void (*)(std::uint64_t*, const NttTable&, bool);
 
 // The vector kernels keep lazy values in 32-bit halves of their lanes (p < 2^30, so 4p < 2^32)
-// unless the IFMA kernel runs (52-bit limbs, p < 2^50).
+// unless an IFMA kernel runs (52-bit limbs, p < 2^50).
 bool vector_prime_ok(Path path, const NttTable& t) {
   if (path == Path::native) return true;
+  if (t.n < 16) return false;  // the vector kernels work on 16-word blocks
   if (path == Path::avx512 && cpu_features().avx512ifma) return t.p < (1ULL << 50);
   return t.p < (1ULL << 30);
 }
