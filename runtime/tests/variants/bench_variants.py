@@ -62,11 +62,16 @@ def run(name: str, threads: int, trials: int, max_db_gib: float) -> dict:
 def _line(r: dict, t: int) -> str:
     s = r["streaming"]
     fd = s["first_dimension_bytes_per_second"] / 1e9
+    fd_cpu = s.get("first_dimension_bytes_per_cpu_second", 0) / 1e9
+    cpu_thr = r["db_bytes"] / s["per_database_cpu_seconds"] / 1e6 if s.get(
+        "per_database_cpu_seconds") else 0.0
     return (f"{r['name']:<24} thr {t}  correct {r['correct']}  answer {r['server_seconds']:.3f} s "
             f"(cpu {r.get('server_cpu_seconds', 0):.3f}) "
             f"{r['throughput_bytes_per_second'] / 1e6:7.1f} MB/s | streaming "
             f"{s['per_database_seconds']:.3f} s {s['throughput_bytes_per_second'] / 1e6:7.1f} MB/s"
-            f" | first dim {fd:5.2f} GB/s ({100 * fd / SINGLE_CORE_READ_GBPS:.0f}% of "
+            f" (per CPU s {cpu_thr:7.1f} MB/s)"
+            f" | first dim {fd:5.2f} GB/s, {fd_cpu:5.2f} GB/CPU-s "
+            f"({100 * (fd_cpu or fd) / SINGLE_CORE_READ_GBPS:.0f}% of "
             f"{SINGLE_CORE_READ_GBPS:g}) | q {r['query_bytes'] / 1e6:.2f} MB "
             f"resp {r['response_bytes'] / 1e3:.1f} KB pp {r['public_params_bytes'] / 1e6:.2f} MB"
             + ("  [implicit db]" if r["implicit_db"] else ""))
