@@ -98,6 +98,42 @@ struct FirstDim {
     }
     for (std::size_t x = 0; x < RK; ++x) _mm512_storeu_si512(acc + x * kLanes, a[x]);
   }
+  /// two folding indices per pass: the query vectors are loaded once for both (half the L2
+  /// traffic per multiply-accumulate)
+  __attribute__((target("avx512f"))) static void kernel_avx512_x2(std::uint64_t* acc0, std::uint64_t* acc1,
+                                                                   const std::uint64_t* q, const std::uint32_t* w0,
+                                                                   const std::uint32_t* w1, std::size_t i0,
+                                                                   std::size_t i1) {
+    __m512i a0[RK], a1[RK];
+    for (std::size_t x = 0; x < RK; ++x) {
+      a0[x] = _mm512_loadu_si512(acc0 + x * kLanes);
+      a1[x] = _mm512_loadu_si512(acc1 + x * kLanes);
+    }
+    for (std::size_t i = i0; i < i1; ++i) {
+      const std::uint64_t* qi = q + i * RK * kLanes;
+      const std::uint32_t* wi0 = w0 + i * NN * kLanes;
+      const std::uint32_t* wi1 = w1 + i * NN * kLanes;
+      _mm_prefetch(reinterpret_cast<const char*>(wi0 + 16 * NN * kLanes), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(wi1 + 16 * NN * kLanes), _MM_HINT_T0);
+      __m512i v0[NN], v1[NN];
+      for (std::size_t x = 0; x < NN; ++x) {
+        v0[x] = _mm512_maskz_cvtepu32_epi64(0xFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wi0 + x * kLanes)));
+        v1[x] = _mm512_maskz_cvtepu32_epi64(0xFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wi1 + x * kLanes)));
+      }
+      for (unsigned r = 0; r <= n; ++r)
+        for (unsigned k = 0; k < n; ++k) {
+          const __m512i qv = _mm512_load_si512(qi + (r * n + k) * kLanes);
+          for (unsigned c = 0; c < n; ++c) {
+            a0[r * n + c] = _mm512_add_epi64(a0[r * n + c], _mm512_maskz_mul_epu32(0xFF, qv, v0[k * n + c]));
+            a1[r * n + c] = _mm512_add_epi64(a1[r * n + c], _mm512_maskz_mul_epu32(0xFF, qv, v1[k * n + c]));
+          }
+        }
+    }
+    for (std::size_t x = 0; x < RK; ++x) {
+      _mm512_storeu_si512(acc0 + x * kLanes, a0[x]);
+      _mm512_storeu_si512(acc1 + x * kLanes, a1[x]);
+    }
+  }
 #endif
 
   static bool use_avx512() {
@@ -122,30 +158,55 @@ struct FirstDim {
       const std::uint64_t p = R::primes[prime];
       const std::uint64_t barrett = ~std::uint64_t{0} / p;  // floor((2^64-1)/p)
       const std::uint64_t* qz = q.data() + (prime * ZT + zt) * I * RK * kLanes;
-      alignas(64) std::uint64_t acc[RK * kLanes];
-      for (std::size_t j = 0; j < J; ++j) {
-        const std::uint32_t* w = db.task_words(inst, prime, zt, j);
-        for (auto& x : acc) x = 0;
-        for (std::size_t i0 = 0; i0 < I; i0 += kChunk) {
-          const std::size_t i1 = std::min(I, i0 + kChunk);
-#ifdef SPIRALPIR_FIRSTDIM_X86
-          if (avx)
-            kernel_avx512(acc, qz, w, i0, i1);
-          else
-#endif
-            kernel_portable(acc, qz, w, i0, i1);
-          for (auto& x : acc) {  // Barrett: x - floor(x·m/2^64)·p lies in [0, 2p)
-            const std::uint64_t qt = static_cast<std::uint64_t>((static_cast<u128>(x) * barrett) >> 64);
-            x -= qt * p;
-            x -= x >= p ? p : 0;
-          }
+      alignas(64) std::uint64_t acc[2][RK * kLanes];
+      auto reduce = [&](std::uint64_t* a) {
+        for (std::size_t x = 0; x < RK * kLanes; ++x) {  // Barrett: x − ⌊x·m/2^64⌋·p lies in [0, 2p)
+          const std::uint64_t qt = static_cast<std::uint64_t>((static_cast<u128>(a[x]) * barrett) >> 64);
+          a[x] -= qt * p;
+          a[x] -= a[x] >= p ? p : 0;
         }
+      };
+      auto store = [&](const std::uint64_t* a, std::size_t j) {
         MatN& o = out[inst * J + j];
         for (unsigned r = 0; r <= n; ++r)
           for (unsigned c = 0; c < n; ++c) {
             std::uint64_t* dst = o.at(r, c).residue(prime) + zt * kLanes;
-            for (std::size_t l = 0; l < kLanes; ++l) dst[l] = acc[(r * n + c) * kLanes + l];
+            for (std::size_t l = 0; l < kLanes; ++l) dst[l] = a[(r * n + c) * kLanes + l];
           }
+      };
+      std::size_t j = 0;
+#ifdef SPIRALPIR_FIRSTDIM_X86
+      if (avx) {
+        for (; j + 2 <= J; j += 2) {
+          const std::uint32_t* w0 = db.task_words(inst, prime, zt, j);
+          const std::uint32_t* w1 = db.task_words(inst, prime, zt, j + 1);
+          for (auto& x : acc[0]) x = 0;
+          for (auto& x : acc[1]) x = 0;
+          for (std::size_t i0 = 0; i0 < I; i0 += kChunk) {
+            const std::size_t i1 = std::min(I, i0 + kChunk);
+            kernel_avx512_x2(acc[0], acc[1], qz, w0, w1, i0, i1);
+            reduce(acc[0]);
+            reduce(acc[1]);
+          }
+          store(acc[0], j);
+          store(acc[1], j + 1);
+        }
+      }
+#endif
+      for (; j < J; ++j) {
+        const std::uint32_t* w = db.task_words(inst, prime, zt, j);
+        for (auto& x : acc[0]) x = 0;
+        for (std::size_t i0 = 0; i0 < I; i0 += kChunk) {
+          const std::size_t i1 = std::min(I, i0 + kChunk);
+#ifdef SPIRALPIR_FIRSTDIM_X86
+          if (avx)
+            kernel_avx512(acc[0], qz, w, i0, i1);
+          else
+#endif
+            kernel_portable(acc[0], qz, w, i0, i1);
+          reduce(acc[0]);
+        }
+        store(acc[0], j);
       }
     });
     (void)avx;
