@@ -10,7 +10,6 @@ import importlib
 import sys
 
 import click
-
 from spiralpir.optimizer.errors import SpiralpirError
 
 # command name -> (module under spiralpir.optimizer, attribute holding the click command)
