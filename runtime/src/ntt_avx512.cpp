@@ -1,9 +1,10 @@
-// AVX-512 negacyclic NTT: 8 residues per zmm (64-bit lanes), Harvey butterflies.
-//   p < 2^30: Shoup multiplication with 32×32→64 products (vpmuludq), lazy values < 4p < 2^32.
-//   p < 2^50: the same with IFMA's 52-bit multiply-add (vpmadd52{lo,hi}uq), values < 4p < 2^52.
-// Stages whose butterfly distance t is 8 or more broadcast one twiddle per group; the last
-// three forward stages (first three inverse ones, t = 4, 2, 1) pair lanes inside two
-// registers with vpermt2q and fetch one twiddle per group with vpermq.
+// AVX-512 negacyclic NTT: 8 residues per zmm (64-bit lanes). Three kernels:
+//   lazy IFMA (p·n < 2^51, CPU with IFMA): lanes hold values only mod 2^52, no conditional
+//     subtractions (see LazyIfma); radix-4 passes for t >= 8, the t = 4, 2, 1 stages fused.
+//   Harvey + IFMA (p < 2^50): 52-bit Shoup multiplication, values kept below 4p.
+//   Harvey + vpmuludq (p < 2^30, no IFMA): 32-bit Shoup multiplication, values below 4p < 2^32.
+// In the Harvey kernels the last three forward stages (first three inverse ones, t = 4, 2, 1)
+// pair lanes inside two registers with vpermt2q and fetch one twiddle per group with vpermq.
 // GCC 12's AVX-512 intrinsic headers build their pass-through operands from
 // _mm512_undefined_*(), which trips -Wmaybe-uninitialized (GCC bug 105593) once inlined here.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -216,7 +217,7 @@ void inverse(std::uint64_t* a, const NttTable& tab, bool reduce) {
   }
 }
 
-// ---- IFMA, fully lazy (p < 2^30) -------------------------------------------------------------
+// ---- IFMA, fully lazy (p·n < 2^51) -------------------------------------------------------------
 // vpmadd52{lo,hi}uq read only the low 52 bits of their operands, so a lane may hold any value
 // congruent to the true one mod 2^52 as long as the true value is below 2^52. The butterflies
 // then need no conditional subtractions and no masks: the true values grow by at most 2p per
@@ -404,10 +405,16 @@ void inverse_lazy_ifma(std::uint64_t* a, const NttTable& tab, bool reduce) {
   }
 }
 
+// The lazy IFMA kernels need every true value below 2^52: forward values stay below
+// (4 + 2·log2 n)·p ≤ 30p, inverse ones below 2p·n.
+bool lazy_ifma_fits(const NttTable& t) {
+  return cpu_features().avx512ifma && t.p < (1ULL << 47) && t.p * t.n < (1ULL << 51);
+}
+
 }  // namespace
 
 void ntt_forward_avx512(std::uint64_t* a, const NttTable& t, bool reduce) {
-  if (t.p < (1ULL << 30) && cpu_features().avx512ifma)
+  if (lazy_ifma_fits(t))
     forward_lazy_ifma(a, t, reduce);
   else if (t.p < (1ULL << 30))
     forward<MulEpu32>(a, t, reduce);
@@ -416,7 +423,7 @@ void ntt_forward_avx512(std::uint64_t* a, const NttTable& t, bool reduce) {
 }
 
 void ntt_inverse_avx512(std::uint64_t* a, const NttTable& t, bool reduce) {
-  if (t.p < (1ULL << 30) && cpu_features().avx512ifma)
+  if (lazy_ifma_fits(t))
     inverse_lazy_ifma(a, t, reduce);
   else if (t.p < (1ULL << 30))
     inverse<MulEpu32>(a, t, reduce);
