@@ -158,13 +158,18 @@ int run_bench(int argc, char** argv) {
     const double budget = opt.max_db_gib * 1073741824.0;
     const bool implicit = opt.implicit || static_cast<double>(D::preprocessed_db_bytes) > budget;
     if (implicit) {
-      // keep at least 1 GiB of distinct data (or the whole database if smaller)
-      const double per_j = static_cast<double>(D::preprocessed_db_bytes) / static_cast<double>(DB::J);
-      phys_j = 1;
-      while (phys_j < DB::J && per_j * static_cast<double>(phys_j) < 1073741824.0) phys_j *= 2;
-      if (per_j * static_cast<double>(phys_j) > budget && phys_j > 1 && D::instances > 1) {
-        // shrink instances instead if even one j slice is over budget
-        phys_j = std::max<std::size_t>(1, phys_j / 2);
+      // Keep >= 1 GiB of distinct data, repeating whole instances first: every answer task then
+      // still streams its full (distinct) slice from memory. Only if one instance alone is over
+      // the budget are folding indices repeated (j mod phys_j).
+      const double gib = 1073741824.0;
+      const double per_inst = static_cast<double>(D::preprocessed_db_bytes) / static_cast<double>(D::instances);
+      phys_inst = 1;
+      while (phys_inst < D::instances && per_inst * static_cast<double>(phys_inst) < gib) ++phys_inst;
+      if (per_inst * static_cast<double>(phys_inst) > budget) {
+        phys_inst = 1;
+        const double per_j = per_inst / static_cast<double>(DB::J);
+        phys_j = 1;
+        while (phys_j < DB::J && per_j * static_cast<double>(phys_j) < gib) phys_j *= 2;
       }
     }
     Seed data_seed;
