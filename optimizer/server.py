@@ -270,7 +270,8 @@ def make_app(server: PirServer, workers: int = 2) -> Any:
 
 
 def run(server: PirServer, host: str, port: int, workers: int = 2) -> None:
-    """Serve until SIGINT/SIGTERM; prints one 'listening on URL' line once bound."""
+    """Serve until SIGINT/SIGTERM (when run in the main thread; in another thread it serves
+    until the process ends); prints one 'listening on URL' line once bound."""
     import signal
 
     from aiohttp import web
@@ -278,8 +279,9 @@ def run(server: PirServer, host: str, port: int, workers: int = 2) -> None:
     async def main() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(sig, stop.set)
         runner = web.AppRunner(make_app(server, workers), access_log=None, shutdown_timeout=2.0)
         await runner.setup()
         site = web.TCPSite(runner, host, port)

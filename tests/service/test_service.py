@@ -182,3 +182,32 @@ def test_serve_rejects_wrong_shapes_and_long_values(inst: builder.Instance,
         assert proc.returncode == 2, proc.stderr
         assert needle in proc.stderr, proc.stderr
         assert proc.stderr.count("\n") <= 2, "one-line error, no traceback"
+
+
+def test_python_api_in_process(inst: builder.Instance, tmp_path: Path) -> None:
+    """The importable API: PirServer served from a thread, PirClient against it."""
+    import socket
+    import threading
+
+    from spiralpir.optimizer.client import PirClient
+    from spiralpir.optimizer.server import PirServer, run
+
+    build = Build(inst)
+    sampledb.write_sample_db(tmp_path / "s.db")
+    srv = PirServer(build, db_path=tmp_path / "s.db", threads=2, progress=False,
+                    preprocessed=tmp_path / "s.pre")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    threading.Thread(target=run, args=(srv, "127.0.0.1", port), daemon=True).start()
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        try:
+            if requests.get(f"http://127.0.0.1:{port}/v1/health", timeout=5).ok:
+                break
+        except requests.ConnectionError:
+            time.sleep(0.1)
+    client = PirClient(f"http://127.0.0.1:{port}", build=build, state_path=tmp_path / "c.json")
+    for index in random.sample(range(sampledb.SAMPLE_RECORDS), 2):
+        assert client.query(index).record == sampledb.sample_record(index)
+    client.close()
