@@ -59,14 +59,14 @@ inline __m256i twiddles(const std::uint64_t* w) {
 }
 
 template <int T>
-void forward_small(std::uint64_t* a, const NttTable& tab, bool reduce) {
+void forward_small(std::uint64_t* a, const NttView& tab, bool reduce) {
   const std::size_t n = tab.n, m = n / (2 * T);
   const __m256i p = bcast(tab.p), two_p = bcast(2 * tab.p);
   for (std::size_t k = 0; k < n; k += 8) {
     __m256i u, v;
     split<T>(load(a + k), load(a + k + 4), u, v);
     const std::size_t i0 = m + k / (2 * T);
-    const __m256i w = twiddles<T>(tab.fwd.data() + i0), ws = twiddles<T>(tab.fwd_shoup32.data() + i0);
+    const __m256i w = twiddles<T>(tab.fwd + i0), ws = twiddles<T>(tab.fwd_shoup32 + i0);
     u = csub(u, two_p);
     v = mul_shoup(v, w, ws, p);
     __m256i xo = _mm256_add_epi64(u, v);
@@ -83,14 +83,14 @@ void forward_small(std::uint64_t* a, const NttTable& tab, bool reduce) {
 }
 
 template <int T>
-void inverse_small(std::uint64_t* a, const NttTable& tab) {
+void inverse_small(std::uint64_t* a, const NttView& tab) {
   const std::size_t n = tab.n, m = n / (2 * T);
   const __m256i p = bcast(tab.p), two_p = bcast(2 * tab.p);
   for (std::size_t k = 0; k < n; k += 8) {
     __m256i u, v;
     split<T>(load(a + k), load(a + k + 4), u, v);
     const std::size_t i0 = m + k / (2 * T);
-    const __m256i w = twiddles<T>(tab.inv.data() + i0), ws = twiddles<T>(tab.inv_shoup32.data() + i0);
+    const __m256i w = twiddles<T>(tab.inv + i0), ws = twiddles<T>(tab.inv_shoup32 + i0);
     const __m256i xo = csub(_mm256_add_epi64(u, v), two_p);
     const __m256i yo = mul_shoup(_mm256_sub_epi64(_mm256_add_epi64(u, two_p), v), w, ws, p);
     __m256i v0, v1;
@@ -102,7 +102,7 @@ void inverse_small(std::uint64_t* a, const NttTable& tab) {
 
 }  // namespace
 
-void ntt_forward_avx2(std::uint64_t* a, const NttTable& tab, bool reduce) {
+void ntt_forward_avx2(std::uint64_t* a, const NttView& tab, bool reduce) {
   const std::size_t n = tab.n;
   const __m256i p = bcast(tab.p), two_p = bcast(2 * tab.p);
   for (std::size_t m = 1, t = n / 2; t >= 4; m <<= 1, t >>= 1) {
@@ -122,7 +122,7 @@ void ntt_forward_avx2(std::uint64_t* a, const NttTable& tab, bool reduce) {
   forward_small<1>(a, tab, reduce);
 }
 
-void ntt_inverse_avx2(std::uint64_t* a, const NttTable& tab, bool reduce) {
+void ntt_inverse_avx2(std::uint64_t* a, const NttView& tab, bool reduce) {
   const std::size_t n = tab.n;
   const __m256i p = bcast(tab.p), two_p = bcast(2 * tab.p);
   inverse_small<1>(a, tab);

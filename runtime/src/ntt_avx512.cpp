@@ -12,7 +12,6 @@
 #endif
 #include <immintrin.h>
 
-#include <array>
 
 #include "ntt_kernels.hpp"
 
@@ -25,10 +24,10 @@ struct MulEpu32 {
     const __m512i q = _mm512_srli_epi64(_mm512_mul_epu32(y, ws), 32);
     return _mm512_sub_epi64(_mm512_mul_epu32(y, w), _mm512_mul_epu32(q, p));
   }
-  static const std::uint64_t* fwd_shoup(const NttTable& t) { return t.fwd_shoup32.data(); }
-  static const std::uint64_t* inv_shoup(const NttTable& t) { return t.inv_shoup32.data(); }
-  static std::uint64_t n_inv_shoup(const NttTable& t) { return t.n_inv_shoup32; }
-  static std::uint64_t last_inv_shoup(const NttTable& t) { return t.last_inv_shoup32; }
+  static const std::uint64_t* fwd_shoup(const NttView& t) { return t.fwd_shoup32; }
+  static const std::uint64_t* inv_shoup(const NttView& t) { return t.inv_shoup32; }
+  static std::uint64_t n_inv_shoup(const NttView& t) { return t.n_inv_shoup32; }
+  static std::uint64_t last_inv_shoup(const NttView& t) { return t.last_inv_shoup32; }
 };
 
 struct MulIfma {
@@ -39,10 +38,10 @@ struct MulIfma {
     const __m512i r = _mm512_sub_epi64(_mm512_madd52lo_epu64(zero, y, w), _mm512_madd52lo_epu64(zero, q, p));
     return _mm512_and_si512(r, _mm512_set1_epi64((1LL << 52) - 1));
   }
-  static const std::uint64_t* fwd_shoup(const NttTable& t) { return t.fwd_shoup52.data(); }
-  static const std::uint64_t* inv_shoup(const NttTable& t) { return t.inv_shoup52.data(); }
-  static std::uint64_t n_inv_shoup(const NttTable& t) { return t.n_inv_shoup52; }
-  static std::uint64_t last_inv_shoup(const NttTable& t) { return t.last_inv_shoup52; }
+  static const std::uint64_t* fwd_shoup(const NttView& t) { return t.fwd_shoup52; }
+  static const std::uint64_t* inv_shoup(const NttView& t) { return t.inv_shoup52; }
+  static std::uint64_t n_inv_shoup(const NttView& t) { return t.n_inv_shoup52; }
+  static std::uint64_t last_inv_shoup(const NttView& t) { return t.last_inv_shoup52; }
 };
 
 inline __m512i bcast(std::uint64_t v) { return _mm512_set1_epi64(static_cast<long long>(v)); }
@@ -53,7 +52,7 @@ inline __m512i csub(__m512i x, __m512i m) { return _mm512_min_epu64(x, _mm512_su
 
 // Lane shuffles for a 16-word block at butterfly distance t ∈ {1, 2, 4}.
 struct Shuffle {
-  std::array<std::uint64_t, 8> x, y, w, out0, out1;
+  std::uint64_t x[8], y[8], w[8], out0[8], out1[8];
 };
 
 constexpr Shuffle make_shuffle(unsigned t) {
@@ -74,12 +73,12 @@ constexpr Shuffle make_shuffle(unsigned t) {
   return s;
 }
 
-constexpr std::array<Shuffle, 3> kShuffles = {make_shuffle(1), make_shuffle(2), make_shuffle(4)};
+constexpr Shuffle kShuffles[3] = {make_shuffle(1), make_shuffle(2), make_shuffle(4)};
 
 // Moving a block held as (X, Y) for distance a straight into the (X, Y) layout for distance b,
 // without going back to natural order: two vpermt2q instead of four.
 struct Transition {
-  std::array<std::uint64_t, 8> x, y;
+  std::uint64_t x[8], y[8];
 };
 
 constexpr Transition make_transition(unsigned a, unsigned b) {
@@ -103,26 +102,26 @@ constexpr Transition k4to2 = make_transition(4, 2), k2to1 = make_transition(2, 1
 constexpr Transition k1to2 = make_transition(1, 2), k2to4 = make_transition(2, 4);
 
 inline void transition(__m512i& x, __m512i& y, const Transition& t) {
-  const __m512i nx = _mm512_permutex2var_epi64(x, _mm512_loadu_si512(t.x.data()), y);
-  y = _mm512_permutex2var_epi64(x, _mm512_loadu_si512(t.y.data()), y);
+  const __m512i nx = _mm512_permutex2var_epi64(x, _mm512_loadu_si512(t.x), y);
+  y = _mm512_permutex2var_epi64(x, _mm512_loadu_si512(t.y), y);
   x = nx;
 }
 
 struct ShuffleRegs {
   __m512i x, y, w, out0, out1;
   explicit ShuffleRegs(const Shuffle& s)
-      : x(_mm512_loadu_si512(s.x.data())),
-        y(_mm512_loadu_si512(s.y.data())),
-        w(_mm512_loadu_si512(s.w.data())),
-        out0(_mm512_loadu_si512(s.out0.data())),
-        out1(_mm512_loadu_si512(s.out1.data())) {}
+      : x(_mm512_loadu_si512(s.x)),
+        y(_mm512_loadu_si512(s.y)),
+        w(_mm512_loadu_si512(s.w)),
+        out0(_mm512_loadu_si512(s.out0)),
+        out1(_mm512_loadu_si512(s.out1)) {}
 };
 
 template <class M>
-void forward(std::uint64_t* a, const NttTable& tab, bool reduce) {
+void forward(std::uint64_t* a, const NttView& tab, bool reduce) {
   const std::size_t n = tab.n;
   const __m512i p = bcast(tab.p), two_p = bcast(2 * tab.p);
-  const std::uint64_t* W = tab.fwd.data();
+  const std::uint64_t* W = tab.fwd;
   const std::uint64_t* WS = M::fwd_shoup(tab);
   // Stages with t >= 8.
   for (std::size_t m = 1, t = n / 2; t >= 8; m <<= 1, t >>= 1) {
@@ -163,10 +162,10 @@ void forward(std::uint64_t* a, const NttTable& tab, bool reduce) {
 }
 
 template <class M>
-void inverse(std::uint64_t* a, const NttTable& tab, bool reduce) {
+void inverse(std::uint64_t* a, const NttView& tab, bool reduce) {
   const std::size_t n = tab.n;
   const __m512i p = bcast(tab.p), two_p = bcast(2 * tab.p);
-  const std::uint64_t* W = tab.inv.data();
+  const std::uint64_t* W = tab.inv;
   const std::uint64_t* WS = M::inv_shoup(tab);
   // t = 1, 2, 4.
   for (int s = 0; s <= 2; ++s) {
@@ -241,11 +240,11 @@ struct LazyIfma {
   }
 };
 
-void forward_lazy_ifma(std::uint64_t* a, const NttTable& tab, bool reduce) {
+void forward_lazy_ifma(std::uint64_t* a, const NttView& tab, bool reduce) {
   const std::size_t n = tab.n;
   const LazyIfma k(tab.p);
-  const std::uint64_t* W = tab.fwd.data();
-  const std::uint64_t* WS = tab.fwd_shoup52.data();
+  const std::uint64_t* W = tab.fwd;
+  const std::uint64_t* WS = tab.fwd_shoup52;
   // Stages with t >= 8, two at a time (radix 4: half the loads and stores), then one left over.
   std::size_t m = 1, t = n / 2;
   auto bfly = [&](__m512i& x, __m512i& y, __m512i w, __m512i ws) {
@@ -290,14 +289,14 @@ void forward_lazy_ifma(std::uint64_t* a, const NttTable& tab, bool reduce) {
   const __m512i one_shoup = bcast((1ULL << 52) / tab.p);
   const Shuffle& first = kShuffles[2];
   const Shuffle& last = kShuffles[0];
-  const __m512i in_x = _mm512_loadu_si512(first.x.data()), in_y = _mm512_loadu_si512(first.y.data());
-  const __m512i out0 = _mm512_loadu_si512(last.out0.data()), out1 = _mm512_loadu_si512(last.out1.data());
+  const __m512i in_x = _mm512_loadu_si512(first.x), in_y = _mm512_loadu_si512(first.y);
+  const __m512i out0 = _mm512_loadu_si512(last.out0), out1 = _mm512_loadu_si512(last.out1);
   for (std::size_t b = 0; b < n; b += 16) {
     const __m512i v0 = load(a + b), v1 = load(a + b + 8);
     __m512i x = _mm512_permutex2var_epi64(v0, in_x, v1);
     __m512i y = _mm512_permutex2var_epi64(v0, in_y, v1);
     for (int s = 2; s >= 0; --s) {
-      const __m512i v = k.mul(y, load(tab.tail_fwd[s].data() + b / 2), load(tab.tail_fwd_shoup52[s].data() + b / 2));
+      const __m512i v = k.mul(y, load(tab.tail_fwd[s] + b / 2), load(tab.tail_fwd_shoup52[s] + b / 2));
       y = _mm512_sub_epi64(_mm512_add_epi64(x, k.two_p), v);
       x = _mm512_add_epi64(x, v);
       if (s == 2) transition(x, y, k4to2);
@@ -315,19 +314,19 @@ void forward_lazy_ifma(std::uint64_t* a, const NttTable& tab, bool reduce) {
   }
 }
 
-void inverse_lazy_ifma(std::uint64_t* a, const NttTable& tab, bool reduce) {
+void inverse_lazy_ifma(std::uint64_t* a, const NttView& tab, bool reduce) {
   const std::size_t n = tab.n;
   const LazyIfma k(tab.p);
-  const std::uint64_t* W = tab.inv.data();
-  const std::uint64_t* WS = tab.inv_shoup52.data();
+  const std::uint64_t* W = tab.inv;
+  const std::uint64_t* WS = tab.inv_shoup52;
   // Every value is below `bound` (a multiple of p) before a stage; adding it keeps x − y ≥ 0.
   std::uint64_t bound = 2 * tab.p;
   // t = 1, 2, 4 fused: each 16-word block stays in two registers for all three stages.
   {
     const Shuffle& first = kShuffles[0];
     const Shuffle& last = kShuffles[2];
-    const __m512i in_x = _mm512_loadu_si512(first.x.data()), in_y = _mm512_loadu_si512(first.y.data());
-    const __m512i out0 = _mm512_loadu_si512(last.out0.data()), out1 = _mm512_loadu_si512(last.out1.data());
+    const __m512i in_x = _mm512_loadu_si512(first.x), in_y = _mm512_loadu_si512(first.y);
+    const __m512i out0 = _mm512_loadu_si512(last.out0), out1 = _mm512_loadu_si512(last.out1);
     const __m512i c0 = bcast(bound), c1 = bcast(2 * bound), c2 = bcast(4 * bound);
     for (std::size_t b = 0; b < n; b += 16) {
       const __m512i v0 = load(a + b), v1 = load(a + b + 8);
@@ -337,7 +336,7 @@ void inverse_lazy_ifma(std::uint64_t* a, const NttTable& tab, bool reduce) {
         const __m512i c = s == 0 ? c0 : (s == 1 ? c1 : c2);
         const __m512i d = _mm512_sub_epi64(_mm512_add_epi64(x, c), y);
         x = _mm512_add_epi64(x, y);
-        y = k.mul(d, load(tab.tail_inv[s].data() + b / 2), load(tab.tail_inv_shoup52[s].data() + b / 2));
+        y = k.mul(d, load(tab.tail_inv[s] + b / 2), load(tab.tail_inv_shoup52[s] + b / 2));
         if (s == 0) transition(x, y, k1to2);
         if (s == 1) transition(x, y, k2to4);
       }
@@ -407,13 +406,13 @@ void inverse_lazy_ifma(std::uint64_t* a, const NttTable& tab, bool reduce) {
 
 // The lazy IFMA kernels need every true value below 2^52: forward values stay below
 // (4 + 2·log2 n)·p ≤ 30p, inverse ones below 2p·n.
-bool lazy_ifma_fits(const NttTable& t) {
-  return cpu_features().avx512ifma && t.p < (1ULL << 47) && t.p * t.n < (1ULL << 51);
+bool lazy_ifma_fits(const NttView& t) {
+  return t.ifma && t.p < (1ULL << 47) && t.p * t.n < (1ULL << 51);
 }
 
 }  // namespace
 
-void ntt_forward_avx512(std::uint64_t* a, const NttTable& t, bool reduce) {
+void ntt_forward_avx512(std::uint64_t* a, const NttView& t, bool reduce) {
   if (lazy_ifma_fits(t))
     forward_lazy_ifma(a, t, reduce);
   else if (t.p < (1ULL << 30))
@@ -422,7 +421,7 @@ void ntt_forward_avx512(std::uint64_t* a, const NttTable& t, bool reduce) {
     forward<MulIfma>(a, t, reduce);
 }
 
-void ntt_inverse_avx512(std::uint64_t* a, const NttTable& t, bool reduce) {
+void ntt_inverse_avx512(std::uint64_t* a, const NttView& t, bool reduce) {
   if (lazy_ifma_fits(t))
     inverse_lazy_ifma(a, t, reduce);
   else if (t.p < (1ULL << 30))

@@ -8,7 +8,34 @@
 namespace spiralpir {
 namespace {
 
-using Kernel = void (*)(std::uint64_t*, const NttTable&, bool);
+using NativeKernel = void (*)(std::uint64_t*, const NttTable&, bool);
+using VectorKernel = void (*)(std::uint64_t*, const detail::NttView&, bool);
+
+[[maybe_unused]] detail::NttView view(const NttTable& t) {
+  detail::NttView v{};
+  v.p = t.p;
+  v.n = t.n;
+  v.ifma = cpu_features().avx512ifma;
+  v.fwd = t.fwd.data();
+  v.fwd_shoup32 = t.fwd_shoup32.data();
+  v.fwd_shoup52 = t.fwd_shoup52.data();
+  v.inv = t.inv.data();
+  v.inv_shoup32 = t.inv_shoup32.data();
+  v.inv_shoup52 = t.inv_shoup52.data();
+  v.n_inv = t.n_inv;
+  v.n_inv_shoup32 = t.n_inv_shoup32;
+  v.n_inv_shoup52 = t.n_inv_shoup52;
+  v.last_inv = t.last_inv;
+  v.last_inv_shoup32 = t.last_inv_shoup32;
+  v.last_inv_shoup52 = t.last_inv_shoup52;
+  for (int s = 0; s < 3; ++s) {
+    v.tail_fwd[s] = t.tail_fwd[s].data();
+    v.tail_fwd_shoup52[s] = t.tail_fwd_shoup52[s].data();
+    v.tail_inv[s] = t.tail_inv[s].data();
+    v.tail_inv_shoup52[s] = t.tail_inv_shoup52[s].data();
+  }
+  return v;
+}
 
 // The vector kernels keep lazy values in 32-bit halves of their lanes (p < 2^30, so 4p < 2^32)
 // unless an IFMA kernel runs (52-bit limbs, p < 2^50).
@@ -19,20 +46,29 @@ bool vector_prime_ok(Path path, const NttTable& t) {
   return t.p < (1ULL << 30);
 }
 
-Kernel pick(Path path, const NttTable& t, bool forward) {
+void dispatch(std::uint64_t* a, const NttTable& t, Path path, bool forward, bool reduce) {
   if (!vector_prime_ok(path, t)) path = Path::native;
+  [[maybe_unused]] VectorKernel vk = nullptr;
   switch (path) {
 #ifdef SPIRALPIR_HAVE_AVX512
     case Path::avx512:
-      return forward ? detail::ntt_forward_avx512 : detail::ntt_inverse_avx512;
+      vk = forward ? detail::ntt_forward_avx512 : detail::ntt_inverse_avx512;
+      break;
 #endif
 #ifdef SPIRALPIR_HAVE_AVX2
     case Path::avx2:
-      return forward ? detail::ntt_forward_avx2 : detail::ntt_inverse_avx2;
+      vk = forward ? detail::ntt_forward_avx2 : detail::ntt_inverse_avx2;
+      break;
 #endif
     default:
-      return forward ? detail::ntt_forward_native : detail::ntt_inverse_native;
+      break;
   }
+  if (vk != nullptr) {
+    vk(a, view(t), reduce);
+    return;
+  }
+  const NativeKernel nk = forward ? detail::ntt_forward_native : detail::ntt_inverse_native;
+  nk(a, t, reduce);
 }
 
 Path require(Path path) {
@@ -46,7 +82,7 @@ void run(std::uint64_t* a, const NttTable& t, Path path, bool forward, bool redu
   const std::uint64_t in_bound = forward ? 4 * t.p : 2 * t.p;
   const std::uint64_t out_bound = reduce ? t.p : in_bound;
   detail::check_below(a, t.n, in_bound, forward ? "ntt_forward (input)" : "ntt_inverse (input)");
-  pick(path, t, forward)(a, t, reduce);
+  dispatch(a, t, path, forward, reduce);
   detail::check_below(a, t.n, out_bound, forward ? "ntt_forward (output)" : "ntt_inverse (output)");
 }
 
