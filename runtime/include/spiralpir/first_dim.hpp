@@ -113,8 +113,6 @@ struct FirstDim {
       const std::uint64_t* qi = q + i * RK * kLanes;
       const std::uint32_t* wi0 = w0 + i * NN * kLanes;
       const std::uint32_t* wi1 = w1 + i * NN * kLanes;
-      _mm_prefetch(reinterpret_cast<const char*>(wi0 + 16 * NN * kLanes), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(wi1 + 16 * NN * kLanes), _MM_HINT_T0);
       __m512i v0[NN], v1[NN];
       for (std::size_t x = 0; x < NN; ++x) {
         v0[x] = _mm512_maskz_cvtepu32_epi64(0xFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wi0 + x * kLanes)));
