@@ -41,6 +41,26 @@
 namespace spiralpir {
 
 namespace bench_detail {
+/// Physical layout of the benchmark's implicit (cyclic) database: keep >= 1 GiB of distinct
+/// data, repeating whole instances first so every answer task still streams its full, distinct
+/// slice from memory; only if one instance alone is over the budget are folding indices repeated
+/// (j mod phys_j). Repeating folding indices first left slices cache-resident and flattered speed.
+struct ImplicitLayout {
+  std::size_t phys_inst, phys_j;
+};
+inline ImplicitLayout implicit_db_layout(double db_bytes, std::size_t instances, std::size_t J, double budget) {
+  const double gib = 1073741824.0;
+  const double per_inst = db_bytes / static_cast<double>(instances);
+  ImplicitLayout l{1, J};
+  while (l.phys_inst < instances && per_inst * static_cast<double>(l.phys_inst) < gib) ++l.phys_inst;
+  if (per_inst * static_cast<double>(l.phys_inst) > budget) {
+    l.phys_inst = 1;
+    const double per_j = per_inst / static_cast<double>(J);
+    l.phys_j = 1;
+    while (l.phys_j < J && per_j * static_cast<double>(l.phys_j) < gib) l.phys_j *= 2;
+  }
+  return l;
+}
 inline double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -158,19 +178,10 @@ int run_bench(int argc, char** argv) {
     const double budget = opt.max_db_gib * 1073741824.0;
     const bool implicit = opt.implicit || static_cast<double>(D::preprocessed_db_bytes) > budget;
     if (implicit) {
-      // Keep >= 1 GiB of distinct data, repeating whole instances first: every answer task then
-      // still streams its full (distinct) slice from memory. Only if one instance alone is over
-      // the budget are folding indices repeated (j mod phys_j).
-      const double gib = 1073741824.0;
-      const double per_inst = static_cast<double>(D::preprocessed_db_bytes) / static_cast<double>(D::instances);
-      phys_inst = 1;
-      while (phys_inst < D::instances && per_inst * static_cast<double>(phys_inst) < gib) ++phys_inst;
-      if (per_inst * static_cast<double>(phys_inst) > budget) {
-        phys_inst = 1;
-        const double per_j = per_inst / static_cast<double>(DB::J);
-        phys_j = 1;
-        while (phys_j < DB::J && per_j * static_cast<double>(phys_j) < gib) phys_j *= 2;
-      }
+      const auto l = bench_detail::implicit_db_layout(static_cast<double>(D::preprocessed_db_bytes), D::instances,
+                                                      DB::J, budget);
+      phys_inst = l.phys_inst;
+      phys_j = l.phys_j;
     }
     Seed data_seed;
     os_entropy(data_seed.data(), data_seed.size());

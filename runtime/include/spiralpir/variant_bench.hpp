@@ -91,21 +91,11 @@ int run_variant_bench(int argc, char** argv) {
     std::size_t phys_inst = DB::D::instances, phys_j = DB::J;
     const double budget = opt.max_db_gib * 1073741824.0;
     const bool implicit = opt.implicit || static_cast<double>(D::preprocessed_db_bytes) > budget;
-    if (implicit) {
-      // as bench_driver.hpp: >= 1 GiB of distinct data, repeating whole (computation) instances
-      // first, so every first-dimension task still streams a distinct slice from memory
-      // (repeating folding indices would leave a task's slice cache-resident)
-      const double gib = 1073741824.0;
-      const double per_inst =
-          static_cast<double>(D::preprocessed_db_bytes) / static_cast<double>(DB::D::instances);
-      phys_inst = 1;
-      while (phys_inst < DB::D::instances && per_inst * static_cast<double>(phys_inst) < gib) ++phys_inst;
-      if (per_inst * static_cast<double>(phys_inst) > budget) {
-        phys_inst = 1;
-        const double per_j = per_inst / static_cast<double>(DB::J);
-        phys_j = 1;
-        while (phys_j < DB::J && per_j * static_cast<double>(phys_j) < gib) phys_j *= 2;
-      }
+    if (implicit) {  // over the computation instances (pack: its sub-databases)
+      const auto l = bench_detail::implicit_db_layout(static_cast<double>(D::preprocessed_db_bytes),
+                                                      DB::D::instances, DB::J, budget);
+      phys_inst = l.phys_inst;
+      phys_j = l.phys_j;
     }
     Seed data_seed;
     os_entropy(data_seed.data(), data_seed.size());
