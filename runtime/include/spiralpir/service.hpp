@@ -41,13 +41,21 @@ class PublicParams {
   std::shared_ptr<const ExpandedPublicParams<P>> pp_;
 };
 
+/// The protocol core a Client wraps: vanilla's ClientCore; variants.hpp specialises it for the
+/// other variants, so Client's checks and buffer handling exist once for every variant.
+template <SpiralParams P>
+struct ClientCoreOf {
+  using type = ClientCore<P>;
+};
+
 template <SpiralParams P>
 class Client {
  public:
   using D = Derived<P>;
+  using Core = typename ClientCoreOf<P>::type;
   /// seed32: 32 bytes, or nullptr for fresh OS entropy
   explicit Client(const std::uint8_t* seed32 = nullptr) : core_(make_seed(seed32)) {}
-  static Client load(const std::uint8_t* buf, std::size_t len) { return Client(ClientCore<P>::load(buf, len)); }
+  static Client load(const std::uint8_t* buf, std::size_t len) { return Client(Core::load(buf, len)); }
   std::vector<std::uint8_t> save() const { return core_.save(); }
   std::vector<std::uint8_t> public_params() const { return core_.public_params(); }
   std::vector<std::uint8_t> query(std::uint64_t record_index) {
@@ -65,10 +73,10 @@ class Client {
     const auto item = core_.decode(record_index, resp, len);
     std::memcpy(out, item.data(), record_size);
   }
-  const ClientCore<P>& core() const { return core_; }
+  const Core& core() const { return core_; }
 
  private:
-  explicit Client(ClientCore<P>&& c) : core_(std::move(c)) {}
+  explicit Client(Core&& c) : core_(std::move(c)) {}
   static Seed make_seed(const std::uint8_t* s) {
     Seed seed;
     if (s) std::memcpy(seed.data(), s, 32); else os_entropy(seed.data(), 32);
@@ -79,7 +87,7 @@ class Client {
       throw ArgumentError("record index " + std::to_string(i) + " out of range (the parameters hold " +
                           std::to_string(D::num_items) + " records)");
   }
-  ClientCore<P> core_;
+  Core core_;
   Csprng rng_;
 };
 

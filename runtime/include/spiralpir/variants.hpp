@@ -337,43 +337,8 @@ class PublicParams<P> {
 
 template <SpiralParams P>
   requires(P::variant != Variant::spiral)
-class Client<P> {
- public:
-  using D = Derived<P>;
-  explicit Client(const std::uint8_t* seed32 = nullptr) : core_(make_seed(seed32)) {}
-  static Client load(const std::uint8_t* buf, std::size_t len) { return Client(VariantClientCore<P>::load(buf, len)); }
-  std::vector<std::uint8_t> save() const { return core_.save(); }
-  std::vector<std::uint8_t> public_params() const { return core_.public_params(); }
-  std::vector<std::uint8_t> query(std::uint64_t record_index) {
-    check_index(record_index);
-    return core_.query(record_index, rng_);
-  }
-  void decode(std::uint64_t record_index, const std::uint8_t* resp, std::size_t len, std::uint8_t* out,
-              std::size_t record_size) const {
-    check_index(record_index);
-    if (record_size > P::db_item_size)
-      throw ArgumentError("decode: record_size " + std::to_string(record_size) + " exceeds the item size " +
-                          std::to_string(P::db_item_size));
-    if (out == nullptr && record_size != 0) throw ArgumentError("decode: null output buffer");
-    const auto item = core_.decode(record_index, resp, len);
-    std::memcpy(out, item.data(), record_size);
-  }
-  const VariantClientCore<P>& core() const { return core_; }
-
- private:
-  explicit Client(VariantClientCore<P>&& c) : core_(std::move(c)) {}
-  static Seed make_seed(const std::uint8_t* s) {
-    Seed seed;
-    if (s) std::memcpy(seed.data(), s, 32); else os_entropy(seed.data(), 32);
-    return seed;
-  }
-  static void check_index(std::uint64_t i) {
-    if (i >= D::num_items)
-      throw ArgumentError("record index " + std::to_string(i) + " out of range (the parameters hold " +
-                          std::to_string(D::num_items) + " records)");
-  }
-  VariantClientCore<P> core_;
-  Csprng rng_;
+struct ClientCoreOf<P> {
+  using type = VariantClientCore<P>;
 };
 
 /// A query after its one-time server work (parse, expansion, conversion): reusable against any
