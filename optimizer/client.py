@@ -4,6 +4,11 @@ The client keeps its secret state in a local file (mode 0600) together with the 
 server assigned, so public parameters are uploaded once per server. It learns the server's
 build from ``GET /v1/params``, loads the matching local build (the same generated directory,
 compiled here) and refuses to talk to a server whose parameters differ.
+
+``stream(i)`` retrieves record i of every block of a streaming server (``serve --stream``):
+one query is uploaded once, then each block's answer is fetched and decoded; the report
+separates the one-time part (query upload and the server's preparation) from the per-block
+figures.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import hashlib
 import json
 import os
 import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,6 +56,73 @@ class QueryResult:
             "response_bytes": self.response_bytes,
             "public_params_bytes_uploaded": self.public_params_bytes_uploaded,
             "seconds": self.seconds,
+        }
+
+
+MAX_REOPENS = 3
+
+
+@dataclass
+class BlockResult:
+    """Record ``index`` of one block of a stream and what this block alone cost."""
+
+    block: int
+    record: bytes | None  # None: the block holds fewer records (its answer decodes to padding)
+    response_bytes: int
+    db_bytes: int  # the block's database bytes, what the server streamed through
+    seconds: dict[str, float] = field(default_factory=dict)  # server (this block), round_trip,
+    # decode, server_<stage> (first_dimension, folding, packing, modswitch)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"block": self.block,
+                "record_hex": None if self.record is None else self.record.hex(),
+                "response_bytes": self.response_bytes, "db_bytes": self.db_bytes,
+                "seconds": self.seconds}
+
+
+@dataclass
+class StreamResult:
+    """Record ``index`` of every streamed block; one-time figures apart from per-block ones."""
+
+    index: int
+    blocks: list[BlockResult] = field(default_factory=list)
+    query_bytes: int = 0
+    public_params_bytes_uploaded: int = 0
+    opens: int = 0  # query uploads (more than 1 if the server dropped the session)
+    prepare_seconds: dict[str, float] = field(default_factory=dict)  # the one-time part:
+    # query_gen, upload_round_trip, server_expansion, server_conversion, server_total
+    wall_seconds: float = 0.0
+
+    @property
+    def record(self) -> bytes:
+        """The records of all blocks, in block order (e.g. item ``index`` of a media file)."""
+        return b"".join(b.record for b in self.blocks if b.record is not None)
+
+    def totals(self) -> dict[str, float]:
+        """Per-block totals and throughput, without the one-time part."""
+        server = sum(b.seconds["server"] for b in self.blocks)
+        trip = sum(b.seconds["round_trip"] for b in self.blocks)
+        streamed = sum(b.db_bytes for b in self.blocks)
+        return {
+            "blocks": len(self.blocks),
+            "db_bytes": streamed,
+            "server_seconds": server,
+            "round_trip_seconds": trip,
+            "server_seconds_per_block": server / len(self.blocks) if self.blocks else 0.0,
+            "server_throughput_bytes_per_second": streamed / server if server > 0 else 0.0,
+            "round_trip_throughput_bytes_per_second": streamed / trip if trip > 0 else 0.0,
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "query_bytes": self.query_bytes,
+            "public_params_bytes_uploaded": self.public_params_bytes_uploaded,
+            "query_uploads": self.opens,
+            "prepare_seconds": self.prepare_seconds,
+            "per_block": self.totals(),
+            "wall_seconds": self.wall_seconds,
+            "blocks": [b.to_json() for b in self.blocks],
         }
 
 
@@ -126,13 +199,7 @@ class PirClient:
 
     # -- HTTP ------------------------------------------------------------------------------
     def _get_json(self, path: str) -> dict[str, Any]:
-        import requests
-
-        try:
-            r = self.http.get(self.url + path, timeout=self.timeout)
-        except requests.RequestException as exc:
-            raise SpiralpirError(f"cannot reach {self.url}: {exc}") from exc
-        return self._json(r)
+        return self._json(self._get(path))
 
     @staticmethod
     def _json(r: Any) -> dict[str, Any]:
@@ -150,41 +217,48 @@ class PirClient:
         """Upload public parameters (if not done yet); returns the bytes uploaded."""
         if self.client_id is not None:
             return 0
-        import requests
-
         pp = self.keys.public_params()
-        try:
-            r = self.http.post(self.url + "/v1/setup", data=pp, timeout=self.timeout,
-                               headers={"Content-Type": "application/octet-stream"})
-        except requests.RequestException as exc:
-            raise SpiralpirError(f"cannot reach {self.url}: {exc}") from exc
+        r = self._post("/v1/setup", pp)
         self.client_id = str(self._json(r)["client_id"])
         self._save_state(self.keys, self.client_id)
         return len(pp)
 
-    def query(self, index: int) -> QueryResult:
-        """Privately retrieve record ``index``."""
+    def _post(self, path: str, data: bytes, headers: dict[str, str] | None = None) -> Any:
         import requests
 
-        if not 0 <= index < self.num_records:
-            raise SpiralpirError(f"index {index} out of range: the server holds "
-                                 f"{self.num_records} records (0 .. {self.num_records - 1})")
+        try:
+            return self.http.post(self.url + path, data=data, timeout=self.timeout,
+                                  headers={"Content-Type": "application/octet-stream",
+                                           **(headers or {})})
+        except requests.RequestException as exc:
+            raise SpiralpirError(f"cannot reach {self.url}: {exc}") from exc
+
+    def _post_query(self, path: str, q: bytes) -> tuple[Any, int]:
+        """POST a query for our client id; if the server forgot the id (restart, eviction),
+        upload the public parameters again and retry once. Returns (reply, bytes uploaded)."""
         uploaded = self.setup()
+        r = self._post(path, q, {CLIENT_HEADER: str(self.client_id)})
+        if r.status_code == 404:
+            self.client_id = None
+            uploaded += self.setup()
+            r = self._post(path, q, {CLIENT_HEADER: str(self.client_id)})
+        return r, uploaded
+
+    def _check_index(self, index: int, num_records: int) -> None:
+        if not 0 <= index < num_records:
+            raise SpiralpirError(f"index {index} out of range: the server holds "
+                                 f"{num_records} records (0 .. {num_records - 1})")
+
+    def query(self, index: int) -> QueryResult:
+        """Privately retrieve record ``index``."""
+        if len(self.blocks) > 1:
+            raise SpiralpirError(f"{self.url} streams {len(self.blocks)} databases: retrieve "
+                                 "from it with `spiralpir query --stream` (PirClient.stream)")
+        self._check_index(index, self.num_records)
         t0 = time.perf_counter()
         q = self.keys.query(index)
         t1 = time.perf_counter()
-        for attempt in range(2):
-            try:
-                r = self.http.post(self.url + "/v1/query", data=q, timeout=self.timeout,
-                                   headers={CLIENT_HEADER: str(self.client_id),
-                                            "Content-Type": "application/octet-stream"})
-            except requests.RequestException as exc:
-                raise SpiralpirError(f"cannot reach {self.url}: {exc}") from exc
-            if r.status_code == 404 and attempt == 0:  # server restarted or evicted us
-                self.client_id = None
-                uploaded += self.setup()
-                continue
-            break
+        r, uploaded = self._post_query("/v1/query", q)
         t2 = time.perf_counter()
         if r.status_code != 200:
             self._json(r)
@@ -197,6 +271,121 @@ class PirClient:
             seconds={"query_gen": t1 - t0, "round_trip": t2 - t1, "decode": t3 - t2,
                      "server": float(r.headers.get("X-Spiralpir-Server-Seconds", "nan"))},
         )
+
+    # -- streaming -------------------------------------------------------------------------
+    @property
+    def blocks(self) -> list[dict[str, Any]]:
+        """The server's blocks (one for a server of one database): index, num_records, ..."""
+        stream = self.info.get("stream")
+        if isinstance(stream, dict) and isinstance(stream.get("blocks"), list):
+            return list(stream["blocks"])
+        return [{"index": 0, "num_records": self.num_records,
+                 "db_bytes": self.num_records * self.record_size}]
+
+    def _open_stream(self, q: bytes) -> tuple[str, dict[str, float], int]:
+        t0 = time.perf_counter()
+        r, uploaded = self._post_query("/v1/stream", q)
+        reply = self._json(r) if r.status_code != 201 else r.json()
+        seconds = {f"server_{k}": float(v) for k, v in reply["prepare_seconds"].items()}
+        seconds["upload_round_trip"] = time.perf_counter() - t0
+        return str(reply["stream_id"]), seconds, uploaded
+
+    def iter_stream(self, index: int, blocks: Sequence[int] | None = None,
+                    report: StreamResult | None = None) -> Iterator[BlockResult]:
+        """Yield record ``index`` of each block (default: all, in order) as it arrives. The
+        query is generated and uploaded once; if the server dropped the session (eviction,
+        expiry, restart) it is uploaded again, at most MAX_REOPENS times in a row. ``report``
+        (optional) collects the one-time figures."""
+        info = self.blocks
+        self._check_index(index, max(int(b["num_records"]) for b in info))
+        wanted = list(range(len(info))) if blocks is None else list(blocks)
+        for k in wanted:
+            if not 0 <= k < len(info):
+                raise SpiralpirError(f"block {k} out of range: the server streams {len(info)} "
+                                     f"block(s), 0 .. {len(info) - 1}")
+        report = report if report is not None else StreamResult(index)
+        t0 = time.perf_counter()
+        q = self.keys.query(index)
+        report.query_bytes = len(q)
+        report.prepare_seconds["query_gen"] = time.perf_counter() - t0
+        sid: str | None = None
+        try:
+            for k in wanted:
+                for attempt in range(MAX_REOPENS + 1):
+                    if sid is None:
+                        sid, secs, uploaded = self._open_stream(q)
+                        report.public_params_bytes_uploaded += uploaded
+                        report.opens += 1
+                        for name, v in secs.items():
+                            report.prepare_seconds[name] = report.prepare_seconds.get(name, 0) + v
+                    t1 = time.perf_counter()
+                    r = self._get(f"/v1/stream/{sid}/blocks/{k}")
+                    t2 = time.perf_counter()
+                    if r.status_code == 404 and attempt < MAX_REOPENS:
+                        sid = None  # the server dropped our session: prepare it again
+                        continue
+                    break
+                if r.status_code != 200:
+                    self._json(r)
+                if r.headers.get("X-Spiralpir-Block") != str(k):
+                    raise SpiralpirError(f"server sent block {r.headers.get('X-Spiralpir-Block')}"
+                                         f" when asked for block {k}")
+                resp = r.content
+                record = self.keys.decode(index, resp, self.build.record_size)[: self.record_size]
+                t3 = time.perf_counter()
+                stages = json.loads(r.headers.get("X-Spiralpir-Stages", "{}"))
+                yield BlockResult(
+                    block=k, record=record if index < int(info[k]["num_records"]) else None,
+                    response_bytes=len(resp), db_bytes=int(r.headers["X-Spiralpir-Block-Bytes"]),
+                    seconds={"server": float(r.headers["X-Spiralpir-Server-Seconds"]),
+                             "round_trip": t2 - t1, "decode": t3 - t2,
+                             **{f"server_{s}": float(v) for s, v in stages.items()}},
+                )
+        finally:
+            if sid is not None:
+                self._close_stream(sid)
+
+    def stream(self, index: int, blocks: Sequence[int] | None = None,
+               progress: bool = False) -> StreamResult:
+        """Privately retrieve record ``index`` from every block (or ``blocks``)."""
+        result = StreamResult(index)
+        total = len(self.blocks) if blocks is None else len(blocks)
+        bar: Any = None
+        if progress and total > 1:
+            import sys
+
+            from tqdm import tqdm
+
+            bar = tqdm(total=total, desc=f"record {index}", unit="block", file=sys.stderr,
+                       leave=False, mininterval=0.5, disable=None)
+        t0 = time.perf_counter()
+        try:
+            for res in self.iter_stream(index, blocks, result):
+                result.blocks.append(res)
+                if bar is not None:
+                    bar.update(1)
+        finally:
+            if bar is not None:
+                bar.close()
+        result.wall_seconds = time.perf_counter() - t0
+        return result
+
+    def _get(self, path: str) -> Any:
+        import requests
+
+        try:
+            return self.http.get(self.url + path, timeout=self.timeout)
+        except requests.RequestException as exc:
+            raise SpiralpirError(f"cannot reach {self.url}: {exc}") from exc
+
+    def _close_stream(self, sid: str) -> None:
+        """Release the server's session (best effort: it expires anyway)."""
+        import requests
+
+        try:
+            self.http.delete(f"{self.url}/v1/stream/{sid}", timeout=min(self.timeout, 30))
+        except requests.RequestException:
+            pass
 
     def close(self) -> None:
         self.keys.close()

@@ -3,6 +3,11 @@
 One ``Library`` wraps the functions of one prefix (``spiralpir_<name>`` or the CI-sized twin
 ``spiralpir_<name>_ci``). Failing calls raise SpiralpirError with the library's own message.
 Buffers returned by the library are copied into Python ``bytes`` and freed at once.
+
+Streaming (issue 8, every variant): ``ServerDb.prepare(pp, query)`` does a query's one-time
+server work once (parse, expansion for the expansion variants, conversion) and returns a
+``PreparedQuery``; ``ServerDb.answer_prepared(prepared)`` answers it against that server's
+database, so one prepared query serves any number of databases of the same build.
 """
 
 from __future__ import annotations
@@ -10,7 +15,8 @@ from __future__ import annotations
 import ctypes
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +52,22 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "server_answer": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p,
                                      ctypes.c_size_t, _c_u8_pp, _c_size_p,
                                      ctypes.POINTER(ctypes.c_double)]),
+    # streaming additions (variants.hpp)
+    "variant": (ctypes.c_char_p, []),
+    "server_prepare": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p,
+                                      ctypes.c_size_t, _c_void_pp,
+                                      ctypes.POINTER(ctypes.c_double)]),
+    "server_answer_prepared": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, _c_u8_pp,
+                                              _c_size_p, ctypes.POINTER(ctypes.c_double)]),
+    "prepared_free": (None, [ctypes.c_void_p]),
 }
+
+# The streaming ABI's stage timings: the one-time part (PREFIX_server_prepare; "expansion" is
+# the query parse alone for the stream variants, which upload the expanded query) and the
+# per-database part (PREFIX_server_answer_prepared; "packing" is 0 unless the variant packs).
+PREPARE_STAGES = ("expansion", "conversion")
+ANSWER_STAGES = ("first_dimension", "folding", "packing", "modswitch")
+PACKING_VARIANTS = ("pack", "stream_pack")
 
 _LOADED: dict[tuple[str, str], Library] = {}
 _LOAD_LOCK = threading.Lock()
@@ -77,6 +98,7 @@ class Library:
         self.params: dict[str, Any] = json.loads(self._fn["params_json"]().decode())
         names = self._fn["stage_names"]().decode()
         self.stage_names: list[str] = [s for s in names.split(",") if s]
+        self.variant: str = self._fn["variant"]().decode()
 
     # -- helpers -------------------------------------------------------------------------------
     def call(self, short: str, *args: Any) -> None:
@@ -87,18 +109,39 @@ class Library:
             raise SpiralpirError(text)
 
     def take_buffer(self, short: str, *args: Any) -> bytes:
+        return self.take_buffer_then(short, args, ())
+
+    def take_buffer_then(self, short: str, args: tuple[Any, ...],
+                         after: tuple[Any, ...]) -> bytes:
+        """take_buffer for functions with arguments after the (buffer, length) outputs."""
         buf = _c_u8_p()
         size = ctypes.c_size_t()
-        self.call(short, *args, ctypes.byref(buf), ctypes.byref(size))
+        self.call(short, *args, ctypes.byref(buf), ctypes.byref(size), *after)
         try:
             return ctypes.string_at(buf, size.value)
         finally:
             self._fn["free"](buf)
 
     def handle(self, short: str, *args: Any) -> ctypes.c_void_p:
+        return self.handle_then(short, args, ())
+
+    def handle_then(self, short: str, args: tuple[Any, ...],
+                    after: tuple[Any, ...]) -> ctypes.c_void_p:
         out = ctypes.c_void_p()
-        self.call(short, *args, ctypes.byref(out))
+        self.call(short, *args, ctypes.byref(out), *after)
         return out
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (str(self.path.resolve()), self.prefix)
+
+    def check_same(self, other: Library, what: str) -> None:
+        """Objects of one library's types must never reach another's functions."""
+        if other is not self and other.key != self.key:
+            raise SpiralpirError(
+                f"{what} of {other.prefix} ({other.path.name}) cannot be used with "
+                f"{self.prefix} ({self.path.name}): different parameters"
+            )
 
     def fn(self, short: str) -> Any:
         return self._fn[short]
@@ -191,6 +234,68 @@ class PublicParams:
             pass
 
 
+class PreparedQuery:
+    """A query after its one-time server work (``ServerDb.prepare``): answers it against any
+    number of databases of the same library (``ServerDb.answer_prepared``), concurrently.
+
+    ``seconds``: the one-time part per stage (PREPARE_STAGES). ``close()`` releases it; if
+    answers are still running on it, the last of them frees it, so a cache may drop a
+    prepared query at any time."""
+
+    def __init__(self, lib: Library, handle: ctypes.c_void_p, seconds: dict[str, float],
+                 query_bytes: int) -> None:
+        self.lib = lib
+        self.seconds = seconds
+        self.query_bytes = query_bytes
+        self._h: ctypes.c_void_p | None = handle
+        self._lock = threading.Lock()
+        self._users = 0
+        self._closing = False
+
+    @property
+    def closed(self) -> bool:
+        with self._lock:
+            return self._h is None or self._closing
+
+    @contextmanager
+    def use(self) -> Iterator[ctypes.c_void_p]:
+        """The handle, kept alive until the block exits."""
+        with self._lock:
+            if self._h is None or self._closing:
+                raise SpiralpirError("prepared query was released")
+            self._users += 1
+            h = self._h
+        try:
+            yield h
+        finally:
+            with self._lock:
+                self._users -= 1
+                free = self._closing and self._users == 0
+            if free:
+                self._free()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._h is None or self._closing:
+                return
+            self._closing = True
+            free = self._users == 0
+        if free:
+            self._free()
+
+    def _free(self) -> None:
+        with self._lock:
+            h, self._h = self._h, None
+        if h is not None:
+            self.lib.fn("prepared_free")(h)
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
 class ServerDb:
     """A server holding one preprocessed database."""
 
@@ -235,17 +340,35 @@ class ServerDb:
         self.lib.call("server_map_db", self.h, str(path).encode())
 
     def answer(self, pp: PublicParams, query: bytes) -> tuple[bytes, dict[str, float]]:
-        n = max(len(self.lib.stage_names), 1)
-        stages = (ctypes.c_double * n)()
-        buf = _c_u8_p()
-        size = ctypes.c_size_t()
-        self.lib.call("server_answer", self.h, pp.h, query, len(query), ctypes.byref(buf),
-                      ctypes.byref(size), stages)
-        try:
-            data = ctypes.string_at(buf, size.value)
-        finally:
-            self.lib.fn("free")(buf)
-        return data, {name: stages[i] for i, name in enumerate(self.lib.stage_names)}
+        """The whole answer to one query; seconds per stage (``lib.stage_names``)."""
+        self.lib.check_same(pp.lib, "public parameters")
+        names = self.lib.stage_names
+        stages = (ctypes.c_double * max(len(names), 1))()
+        data = self.lib.take_buffer_then("server_answer", (self.h, pp.h, query, len(query)),
+                                         (stages,))
+        return data, {name: stages[i] for i, name in enumerate(names)}
+
+    def prepare(self, pp: PublicParams, query: bytes) -> PreparedQuery:
+        """The one-time part of answering ``query`` (parse, expansion, conversion), reusable
+        with ``answer_prepared`` against the database of any ServerDb of the same library."""
+        self.lib.check_same(pp.lib, "public parameters")
+        secs = (ctypes.c_double * len(PREPARE_STAGES))()
+        h = self.lib.handle_then("server_prepare", (self.h, pp.h, query, len(query)), (secs,))
+        return PreparedQuery(self.lib, h, {s: secs[i] for i, s in enumerate(PREPARE_STAGES)},
+                             len(query))
+
+    def answer_prepared(self, prepared: PreparedQuery) -> tuple[bytes, dict[str, float]]:
+        """The per-database part: this database's response to a prepared query; seconds per
+        stage (ANSWER_STAGES)."""
+        self.lib.check_same(prepared.lib, "prepared query")
+        stages = (ctypes.c_double * len(ANSWER_STAGES))()
+        with prepared.use() as ph:
+            data = self.lib.take_buffer_then("server_answer_prepared", (self.h, ph), (stages,))
+        out = {s: stages[i] for i, s in enumerate(ANSWER_STAGES)}
+        if self.lib.variant not in PACKING_VARIANTS:  # the lap around no packing: modswitch's
+            out["modswitch"] += out["packing"]
+            out["packing"] = 0.0
+        return data, out
 
     def close(self) -> None:
         if self._h is not None:
@@ -286,6 +409,11 @@ class Build:
     @property
     def record_size(self) -> int:
         return int(self.params["record_size"])
+
+    @property
+    def variant(self) -> str:
+        """"spiral", "stream", "pack" or "stream_pack" (from the library itself)."""
+        return self.lib.variant
 
 
 def open_build(source_dir: Path | str, build_dir: Path | str | None = None, ci: bool = False,

@@ -5,56 +5,27 @@ from __future__ import annotations
 
 import json
 import random
-import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import requests
+from service_helpers import CLI, DEMO, ServerProcess
 from spiralpir.optimizer import builder, sampledb
 from spiralpir.optimizer.instance import Build, ClientKeys
 from spiralpir.optimizer.server import CLIENT_HEADER
 
-REPO = Path(__file__).resolve().parents[2]
-DEMO = REPO / "generated" / "demo"
-CLI = [sys.executable, "-m", "spiralpir.optimizer.cli"]
 
-
-class ServerProcess:
-    def __init__(self, db: Path, pre: Path, log: Path) -> None:
-        self.log = log
-        cmd = [*CLI, "serve", "--build", str(DEMO), "--db", str(db), "--port", "0",
-               "--threads", "2", "--preprocessed", str(pre)]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=open(log, "w"),
-                                     text=True)
-        assert self.proc.stdout is not None
-        deadline = time.time() + 600
-        self.url = ""
-        while time.time() < deadline:
-            line = self.proc.stdout.readline()
-            if not line:
-                break
-            if line.startswith("listening on "):
-                self.url = line.split()[-1]
-                break
-        assert self.url, f"server did not start:\n{log.read_text()[-3000:]}"
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+def serve_sample(db: Path, pre: Path, log: Path) -> ServerProcess:
+    return ServerProcess(["--build", str(DEMO), "--db", str(db), "--threads", "2",
+                          "--preprocessed", str(pre)], log)
 
 
 @pytest.fixture(scope="module")
-def inst() -> builder.Instance:
-    return builder.build(DEMO, show_progress=False, targets=["library"])
+def inst(demo_inst: builder.Instance) -> builder.Instance:
+    return demo_inst
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +37,7 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def server(inst: builder.Instance, workdir: Path) -> Iterator[ServerProcess]:
-    srv = ServerProcess(workdir / "sample.db", workdir / "sample.pre", workdir / "server1.log")
+    srv = serve_sample(workdir / "sample.db", workdir / "sample.pre", workdir / "server1.log")
     yield srv
     srv.stop()
 
@@ -156,8 +127,7 @@ def test_hostile_input_gets_4xx_and_server_survives(server: ServerProcess,
 def test_restart_maps_the_saved_preprocessed_file(server: ServerProcess, workdir: Path) -> None:
     server.stop()
     assert (workdir / "sample.pre").is_file()
-    again = ServerProcess(workdir / "sample.db", workdir / "sample.pre",
-                          workdir / "server2.log")
+    again = serve_sample(workdir / "sample.db", workdir / "sample.pre", workdir / "server2.log")
     try:
         assert "mapped preprocessed database" in again.log.read_text()
         index = random.randrange(sampledb.SAMPLE_RECORDS)
