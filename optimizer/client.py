@@ -17,8 +17,12 @@ import base64
 import hashlib
 import json
 import os
+import queue
+import threading
 import time
+from collections import deque
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -124,6 +128,40 @@ class StreamResult:
             "wall_seconds": self.wall_seconds,
             "blocks": [b.to_json() for b in self.blocks],
         }
+
+
+class _Session:
+    """The client side of one stream session, shared by the threads fetching blocks: opens it
+    on first use and again after the server dropped it."""
+
+    def __init__(self, client: PirClient, query: bytes, report: StreamResult) -> None:
+        self.client = client
+        self.query = query
+        self.report = report
+        self.sid: str | None = None
+        self.lock = threading.Lock()
+
+    def current(self) -> str:
+        with self.lock:
+            if self.sid is None:
+                sid, secs, uploaded = self.client._open_stream(self.query)
+                self.report.public_params_bytes_uploaded += uploaded
+                self.report.opens += 1
+                for name, v in secs.items():
+                    self.report.prepare_seconds[name] = self.report.prepare_seconds.get(name, 0) + v
+                self.sid = sid
+            return self.sid
+
+    def dropped(self, sid: str) -> None:
+        with self.lock:
+            if self.sid == sid:
+                self.sid = None
+
+    def close(self) -> None:
+        with self.lock:
+            sid, self.sid = self.sid, None
+        if sid is not None:
+            self.client._close_stream(sid)
 
 
 class PirClient:
@@ -291,11 +329,13 @@ class PirClient:
         return str(reply["stream_id"]), seconds, uploaded
 
     def iter_stream(self, index: int, blocks: Sequence[int] | None = None,
-                    report: StreamResult | None = None) -> Iterator[BlockResult]:
+                    report: StreamResult | None = None,
+                    in_flight: int = 2) -> Iterator[BlockResult]:
         """Yield record ``index`` of each block (default: all, in order) as it arrives. The
         query is generated and uploaded once; if the server dropped the session (eviction,
-        expiry, restart) it is uploaded again, at most MAX_REOPENS times in a row. ``report``
-        (optional) collects the one-time figures."""
+        expiry, restart) it is uploaded again, at most MAX_REOPENS times in a row per block.
+        Up to ``in_flight`` block requests run at once (1: one after the other, none while
+        the caller holds a block). ``report`` (optional) collects the one-time figures."""
         info = self.blocks
         self._check_index(index, max(int(b["num_records"]) for b in info))
         wanted = list(range(len(info))) if blocks is None else list(blocks)
@@ -303,33 +343,40 @@ class PirClient:
             if not 0 <= k < len(info):
                 raise SpiralpirError(f"block {k} out of range: the server streams {len(info)} "
                                      f"block(s), 0 .. {len(info) - 1}")
+        if in_flight < 1:
+            raise SpiralpirError(f"in_flight must be >= 1, not {in_flight}")
+        import requests
+
         report = report if report is not None else StreamResult(index)
         t0 = time.perf_counter()
         q = self.keys.query(index)
         report.query_bytes = len(q)
         report.prepare_seconds["query_gen"] = time.perf_counter() - t0
-        sid: str | None = None
+        sess = _Session(self, q, report)
+        pool: queue.SimpleQueue[Any] = queue.SimpleQueue()  # one HTTP session per request slot
+        https = [requests.Session() for _ in range(in_flight)]
+        for h in https:
+            pool.put(h)
+        ex = ThreadPoolExecutor(max_workers=in_flight, thread_name_prefix="spiralpir-block")
+        pending: deque[tuple[int, Future[tuple[Any, float]]]] = deque()
+        todo = iter(wanted)
+
+        def submit_next() -> None:
+            k = next(todo, None)
+            if k is not None:
+                pending.append((k, ex.submit(self._fetch_block, sess, k, pool)))
+
         try:
-            for k in wanted:
-                for attempt in range(MAX_REOPENS + 1):
-                    if sid is None:
-                        sid, secs, uploaded = self._open_stream(q)
-                        report.public_params_bytes_uploaded += uploaded
-                        report.opens += 1
-                        for name, v in secs.items():
-                            report.prepare_seconds[name] = report.prepare_seconds.get(name, 0) + v
-                    t1 = time.perf_counter()
-                    r = self._get(f"/v1/stream/{sid}/blocks/{k}")
-                    t2 = time.perf_counter()
-                    if r.status_code == 404 and attempt < MAX_REOPENS:
-                        sid = None  # the server dropped our session: prepare it again
-                        continue
+            for _ in range(in_flight - 1):
+                submit_next()
+            while True:
+                if len(pending) < in_flight:
+                    submit_next()
+                if not pending:
                     break
-                if r.status_code != 200:
-                    self._json(r)
-                if r.headers.get("X-Spiralpir-Block") != str(k):
-                    raise SpiralpirError(f"server sent block {r.headers.get('X-Spiralpir-Block')}"
-                                         f" when asked for block {k}")
+                k, fut = pending.popleft()
+                r, trip = fut.result()
+                t2 = time.perf_counter()
                 resp = r.content
                 record = self.keys.decode(index, resp, self.build.record_size)[: self.record_size]
                 t3 = time.perf_counter()
@@ -338,15 +385,41 @@ class PirClient:
                     block=k, record=record if index < int(info[k]["num_records"]) else None,
                     response_bytes=len(resp), db_bytes=int(r.headers["X-Spiralpir-Block-Bytes"]),
                     seconds={"server": float(r.headers["X-Spiralpir-Server-Seconds"]),
-                             "round_trip": t2 - t1, "decode": t3 - t2,
+                             "round_trip": trip, "decode": t3 - t2,
                              **{f"server_{s}": float(v) for s, v in stages.items()}},
                 )
         finally:
-            if sid is not None:
-                self._close_stream(sid)
+            ex.shutdown(wait=True, cancel_futures=True)
+            sess.close()
+            for h in https:
+                h.close()
+
+    def _fetch_block(self, sess: _Session, k: int,
+                     pool: queue.SimpleQueue[Any]) -> tuple[Any, float]:
+        """GET block k's response (re-opening the session if the server dropped it); returns
+        the reply and its round-trip seconds."""
+        http = pool.get()
+        try:
+            for attempt in range(MAX_REOPENS + 1):
+                sid = sess.current()
+                t1 = time.perf_counter()
+                r = self._get(f"/v1/stream/{sid}/blocks/{k}", http)
+                trip = time.perf_counter() - t1
+                if r.status_code == 404 and attempt < MAX_REOPENS:
+                    sess.dropped(sid)  # the server dropped our session: prepare it again
+                    continue
+                break
+        finally:
+            pool.put(http)
+        if r.status_code != 200:
+            self._json(r)
+        if r.headers.get("X-Spiralpir-Block") != str(k):
+            raise SpiralpirError(f"server sent block {r.headers.get('X-Spiralpir-Block')} "
+                                 f"when asked for block {k}")
+        return r, trip
 
     def stream(self, index: int, blocks: Sequence[int] | None = None,
-               progress: bool = False) -> StreamResult:
+               progress: bool = False, in_flight: int = 2) -> StreamResult:
         """Privately retrieve record ``index`` from every block (or ``blocks``)."""
         result = StreamResult(index)
         total = len(self.blocks) if blocks is None else len(blocks)
@@ -360,7 +433,7 @@ class PirClient:
                        leave=False, mininterval=0.5, disable=None)
         t0 = time.perf_counter()
         try:
-            for res in self.iter_stream(index, blocks, result):
+            for res in self.iter_stream(index, blocks, result, in_flight):
                 result.blocks.append(res)
                 if bar is not None:
                     bar.update(1)
@@ -370,11 +443,11 @@ class PirClient:
         result.wall_seconds = time.perf_counter() - t0
         return result
 
-    def _get(self, path: str) -> Any:
+    def _get(self, path: str, http: Any = None) -> Any:
         import requests
 
         try:
-            return self.http.get(self.url + path, timeout=self.timeout)
+            return (http or self.http).get(self.url + path, timeout=self.timeout)
         except requests.RequestException as exc:
             raise SpiralpirError(f"cannot reach {self.url}: {exc}") from exc
 

@@ -48,6 +48,9 @@ def write_atomic(out: Path, data: bytes) -> None:
               "--stream): the query is uploaded and prepared once.")
 @click.option("--blocks", "blocks_text", default=None, metavar="K|A:B",
               help="With --stream: only block K, or blocks A .. B-1.")
+@click.option("--in-flight", type=click.IntRange(min=1), default=2, show_default=True,
+              help="With --stream: block requests sent at once (the server answers --workers "
+              "requests at a time).")
 @click.option("--progress/--no-progress", default=True, show_default=True,
               help="With --stream: a progress bar over the blocks (on a terminal).")
 @click.option("--state", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -58,16 +61,16 @@ def write_atomic(out: Path, data: bytes) -> None:
 @click.option("--build-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON report (records in hex).")
 def query(url: str, index: int, out: Path | None, streaming: bool, blocks_text: str | None,
-          progress: bool, state: Path | None, source_dir: Path | None, build_dir: Path | None,
-          as_json: bool) -> None:
+          in_flight: int, progress: bool, state: Path | None, source_dir: Path | None,
+          build_dir: Path | None, as_json: bool) -> None:
     """Fetch record INDEX without the server learning INDEX."""
-    if blocks_text is not None and not streaming:
-        raise SpiralpirError("--blocks needs --stream")
+    if (blocks_text is not None or in_flight != 2) and not streaming:
+        raise SpiralpirError("--blocks and --in-flight need --stream")
     client = PirClient(url, source_dir=source_dir, build_dir=build_dir, state_path=state)
     try:
         if streaming:
             blocks = parse_blocks(blocks_text, len(client.blocks))
-            result: QueryResult | StreamResult = client.stream(index, blocks, progress=progress)
+            result: QueryResult | StreamResult = client.stream(index, blocks, progress, in_flight)
         else:
             result = client.query(index)
     finally:

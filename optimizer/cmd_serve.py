@@ -16,7 +16,7 @@ from pathlib import Path
 import click
 from spiralpir.optimizer import database, server
 from spiralpir.optimizer.errors import SpiralpirError
-from spiralpir.optimizer.instance import open_build
+from spiralpir.optimizer.instance import open_build, prepared_query_bytes
 
 
 @click.command(name="serve")
@@ -81,7 +81,9 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
         blocks = [(database.read_records(p, build.record_size, record_size, fmt), cache_path(p))
                   for p in paths]
         srv = server.PirServer(build, blocks=blocks, **common)
+        each = prepared_query_bytes(build.params)
         click.echo(f"streaming {len(srv.blocks)} blocks of up to {srv.num_records} records x "
                    f"{srv.record_size} bytes with build {build.label} (at most {max_streams} "
-                   f"stream sessions, idle expiry {stream_ttl:g} s)", err=True)
+                   f"stream sessions of ~{each / 1e6:.1f} MB each, idle expiry {stream_ttl:g} s)",
+                   err=True)
     server.run(srv, host, port, workers)

@@ -69,6 +69,19 @@ PREPARE_STAGES = ("expansion", "conversion")
 ANSWER_STAGES = ("first_dimension", "folding", "packing", "modswitch")
 PACKING_VARIANTS = ("pack", "stream_pack")
 
+
+
+def prepared_query_bytes(params: dict[str, Any]) -> int:
+    """Memory held by one prepared query in the runtime (variants.hpp ``PreparedQuery``):
+    2^nu_1 first-dimension (n+1)×n matrices and nu_2 GSW (n+1)×(n+1)·t_gsw matrices of NTT
+    polynomials, poly_len 64-bit words per modulus each; the packing variants compute with
+    n = 1. Allocator overhead comes on top (measured RSS: 2-15% more)."""
+    n = 1 if params["variant"] in PACKING_VARIANTS else int(params["n"])
+    polys = (1 << int(params["nu_1"])) * (n + 1) * n + int(params["nu_2"]) * (n + 1) ** 2 * int(
+        params["t_gsw"])
+    return polys * int(params["poly_len"]) * len(params["moduli"]) * 8
+
+
 _LOADED: dict[tuple[str, str], Library] = {}
 _LOAD_LOCK = threading.Lock()
 

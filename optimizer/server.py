@@ -50,6 +50,7 @@ from spiralpir.optimizer.instance import (
     PreparedQuery,
     PublicParams,
     ServerDb,
+    prepared_query_bytes,
 )
 
 CLIENT_HEADER = "X-Spiralpir-Client-Id"
@@ -468,6 +469,7 @@ class PirServer:
         if self.streaming:
             out["stream"] = {
                 "blocks": [b.info() for b in self.blocks],
+                "prepared_query_bytes": prepared_query_bytes(self.build.params),
                 "max_streams": self.sessions.max_sessions,
                 "stream_ttl_seconds": self.sessions.ttl,
                 "prepare_stages": list(PREPARE_STAGES),

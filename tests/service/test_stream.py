@@ -196,7 +196,7 @@ def test_session_cache_eviction_and_client_recovery(
     client = PirClient(srv.url, build=build, state_path=tmp_path / "client.json")
     index = random.randrange(2000)
     report = StreamResult(index)
-    it = client.iter_stream(index, report=report)
+    it = client.iter_stream(index, report=report, in_flight=1)  # nothing fetched ahead
     got = [next(it)]
     open_stream(0), open_stream(1)  # evict the client's session
     got += list(it)
