@@ -269,8 +269,9 @@ class PirServer:
                     raise SpiralpirError("PirServer needs records, a db_path or blocks")
                 records = database.read_records(Path(db_path), build.record_size)
             blocks = [(records, preprocessed)]
-        elif records is not None or db_path is not None:
-            raise SpiralpirError("PirServer takes either records/db_path or blocks, not both")
+        elif records is not None or db_path is not None or preprocessed is not None:
+            raise SpiralpirError("PirServer takes either records/db_path/preprocessed or blocks "
+                                 "(with each block's preprocessed path), not both")
         if not blocks:
             raise SpiralpirError("streaming mode needs at least one block (database)")
         self.record_size = build.record_size

@@ -206,6 +206,25 @@ def test_session_cache_eviction_and_client_recovery(
     assert "evicted" in (tmp_path / "server.log").read_text()
 
 
+def test_cli_rejects_inconsistent_stream_options(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / ".hidden").write_bytes(bytes(32))
+    cases = [
+        (["serve", "--build", str(DEMO)], "either --db"),
+        (["serve", "--build", str(DEMO), "--db", "x.db", "--stream", str(empty)], "either --db"),
+        (["serve", "--build", str(DEMO), "--stream", str(tmp_path / "missing")],
+         "no such stream block"),
+        (["serve", "--build", str(DEMO), "--stream", str(empty)], "holds no blocks"),
+        (["query", "--server", "http://127.0.0.1:9", "--index", "0", "--blocks", "1"],
+         "need --stream"),
+    ]
+    for args, needle in cases:
+        proc = subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert needle in proc.stderr and proc.stderr.count("\n") <= 2, (args, proc.stderr)
+
+
 class FakePrepared:
     def __init__(self) -> None:
         self.seconds = {"expansion": 0.0, "conversion": 0.0}
