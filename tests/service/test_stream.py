@@ -205,6 +205,20 @@ def test_session_cache_eviction_and_client_recovery(
     assert report.opens == 2
     assert "evicted" in (tmp_path / "server.log").read_text()
 
+    # idle sessions are swept without further requests, and their ids say they expired
+    short = serve_process(["--build", str(DEMO), "--stream", str(blocks_dir), "--threads", "1",
+                           "--stream-ttl", "0.5", "--no-cache"], tmp_path / "server-ttl.log")
+    cid = requests.post(short.url + "/v1/setup", data=keys.public_params(), timeout=120)
+    r = requests.post(short.url + "/v1/stream", data=keys.query(0), timeout=120,
+                      headers={CLIENT_HEADER: cid.json()["client_id"]})
+    assert r.status_code == 201, r.text
+    deadline = time.time() + 120
+    while requests.get(short.url + "/v1/health", timeout=30).json()["open_streams"]:
+        assert time.time() < deadline, "the idle session was never swept"
+        time.sleep(0.2)
+    r = requests.get(f"{short.url}/v1/stream/{r.json()['stream_id']}/blocks/0", timeout=120)
+    assert r.status_code == 404 and "stream_ttl = 0.5 s" in r.json()["error"], r.text
+
 
 def test_cli_rejects_inconsistent_stream_options(tmp_path: Path) -> None:
     empty = tmp_path / "empty"
