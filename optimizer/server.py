@@ -352,6 +352,13 @@ class PirServer:
             os.replace(tmp, preprocessed)
             database.write_cache_meta(preprocessed, meta)
             self._log(f"saved preprocessed {what} to {preprocessed}")
+            if self.streaming:
+                # serve the saved file memory-mapped, as after a restart: the blocks of a long
+                # stream then need not all fit in memory at once (the kernel pages them)
+                mapped = ServerDb(self.lib, self.threads)
+                mapped.map_db(preprocessed)
+                block.db.close()
+                block.db = mapped
         return block
 
     def _measure_sizes(self) -> None:

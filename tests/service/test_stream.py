@@ -96,6 +96,23 @@ def test_stream_query_returns_the_record_of_every_block(
     assert "prepared a" in log and "block 3 (of 4)" in log
 
 
+def test_restart_maps_the_saved_blocks(stream_server: ServerProcess,
+                                      blocks: tuple[Path, list[bytes]],
+                                      serve_process: Callable[[list[str], Path], ServerProcess],
+                                      tmp_path: Path) -> None:
+    """The first server saved each block's preprocessed file next to it; a second one maps
+    them all instead of preprocessing again, and answers correctly."""
+    d, data = blocks
+    assert "mapped preprocessed" not in stream_server.log.read_text()
+    again = serve_process(["--build", str(DEMO), "--stream", str(d), "--threads", "2"],
+                          tmp_path / "again.log")
+    assert (tmp_path / "again.log").read_text().count("mapped preprocessed block") == len(data)
+    index = random.randrange(len(data[-1]) // RS)
+    report = run_stream_query(again.url, index, tmp_path / "client.json", tmp_path / "r.bin")
+    assert [b["record_hex"] for b in report["blocks"]] == [
+        record_of(blob, index).hex() for blob in data]  # type: ignore[union-attr]
+
+
 def test_hostile_stream_requests_get_4xx_and_server_survives(
         stream_server: ServerProcess, demo_inst: builder.Instance,
         blocks: tuple[Path, list[bytes]]) -> None:
