@@ -2,17 +2,21 @@
 
 Owns the fitting of the cost model (cost.py) to this machine:
 
-1. Kernel costs from R1's microbenchmarks (`spiral_runtime_bench --benchmark_format=json`,
-   Google Benchmark): `ntt_forward|ntt_inverse/<path>/<poly_len>/<bits>` -> seconds per residue
-   NTT for each poly_len (mean of both directions, the fastest available path, the prime size
-   closest to 28 bits); `mul_add/<path>/2048/<bits>` / 2048 -> seconds per `mac`.
-2. Stage timings of generated benchmarks (`bench --json --threads 1`, keys `stages_cpu` (process
-   CPU seconds; else `stages`, wall) {expansion, conversion, first_dimension, folding,
-   modswitch}) for several parameter sets:
-   * `fd` = median over sets of first_dimension seconds / fd count,
+1. Kernel costs from the runtime's microbenchmarks (`spiral_runtime_bench
+   --benchmark_format=json`, Google Benchmark, CPU time, minimum over repetitions):
+   `ntt_forward|ntt_inverse/<path>/<d>/<bits>` -> seconds per residue NTT for each poly_len
+   (mean of both directions, the fastest available path, the prime size closest to 28 bits);
+   `mul_add/<path>/2048/<bits>` / 2048 -> seconds per `mac`; `stream_read/<MiB>` -> the
+   single-thread streaming read bandwidth (1 GiB buffer) and the cache size (the largest
+   buffer read at least 1.5x faster than 1 GiB).
+2. Stage timings of generated benchmarks (`bench --json --threads 1`; `stages_cpu` (process CPU
+   seconds) when the driver reports it, else `stages` (wall); the variant drivers' streaming
+   `packing` timing is split out of `modswitch`) for several parameter sets (by default the CI
+   twins of the validation sets: small databases, so the first dimension is timed compute bound):
+   * `fd` = median over cache-resident runs of first_dimension seconds / fd count,
    * `ms` = median of (modswitch seconds − its NTT time) / ms count,
    * `decomp`, `auto` = non-negative least squares (relative errors) of the expansion,
-     conversion and folding seconds left after their NTT and mac time,
+     conversion, folding and packing seconds left after their NTT and mac time,
    * `stage_scale[s]` = median over sets of measured / predicted seconds of stage s.
 The result is a `Profile` (CPU model, date, sources) written as JSON.
 """
@@ -27,16 +31,25 @@ import re
 import statistics
 import subprocess
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from spiralpir.optimizer.cost import STAGES, Profile, stage_op_counts, stage_seconds
+from spiralpir.optimizer.cost import (
+    STAGES,
+    Profile,
+    params_db_bytes,
+    server_seconds,
+    stage_op_counts,
+    stage_seconds,
+)
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.params import Parameters
 
 _PATH_ORDER = ("avx512", "avx2", "native")
 _NAME = re.compile(r"^(ntt_forward|ntt_inverse|mul_add|mul_add_lazy)/(\w+)/(\d+)/(\d+)$")
+_READ = re.compile(r"^stream_read/(\d+)$")
 
 
 def cpu_model() -> str:
@@ -49,10 +62,12 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def run_arith_bench(exe: str | Path, min_time: str = "0.05") -> dict[str, Any]:
+def run_arith_bench(exe: str | Path, min_time: str = "0.1", repetitions: int = 3
+                    ) -> dict[str, Any]:
     """Run spiral_runtime_bench with JSON output; returns the parsed Google Benchmark report."""
     cmd = [str(exe), "--benchmark_format=json", f"--benchmark_min_time={min_time}",
-           "--benchmark_filter=(ntt_forward|ntt_inverse|mul_add)/"]
+           f"--benchmark_repetitions={repetitions}",
+           "--benchmark_filter=(ntt_forward|ntt_inverse|mul_add|stream_read)/"]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=900)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -67,18 +82,36 @@ def run_arith_bench(exe: str | Path, min_time: str = "0.05") -> dict[str, Any]:
 
 def _seconds(entry: dict[str, Any]) -> float:
     unit = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[entry.get("time_unit", "ns")]
-    return float(entry["real_time"]) * unit
+    return float(entry.get("cpu_time", entry["real_time"])) * unit
 
 
-def kernel_costs(report: dict[str, Any]) -> tuple[dict[int, float], float, str]:
-    """(ntt seconds per poly_len, mac seconds, kernel path) from a microbenchmark report."""
+@dataclass(frozen=True)
+class Kernels:
+    """What the microbenchmarks give the profile."""
+
+    ntt_seconds: dict[int, float]
+    mac: float
+    path: str
+    read_bytes_per_second: float = 0.0
+    cache_bytes: float = 0.0
+
+
+def kernel_costs(report: dict[str, Any]) -> Kernels:
+    """Kernel costs from a microbenchmark report (CPU time: robust on a shared machine)."""
     rows: dict[tuple[str, str, int, int], float] = {}
+    reads: dict[int, float] = {}
     for e in report.get("benchmarks", []):
         if e.get("run_type", "iteration") != "iteration":
             continue
-        m = _NAME.match(str(e.get("name", "")))
+        name = str(e.get("name", ""))
+        m = _NAME.match(name)
         if m:
-            rows[(m.group(1), m.group(2), int(m.group(3)), int(m.group(4)))] = _seconds(e)
+            key = (m.group(1), m.group(2), int(m.group(3)), int(m.group(4)))
+            rows[key] = min(rows.get(key, math.inf), _seconds(e))
+        r = _READ.match(name)
+        if r and e.get("bytes_per_second"):
+            mib = int(r.group(1))
+            reads[mib] = max(reads.get(mib, 0.0), float(e["bytes_per_second"]))
     if not rows:
         raise SpiralpirError("the microbenchmark report has no ntt_forward/ntt_inverse/mul_add "
                              "rows")
@@ -95,56 +128,75 @@ def kernel_costs(report: dict[str, Any]) -> tuple[dict[int, float], float, str]:
                    if k[0] == "mul_add" and k[1] == path))
     if not ntt or not macs:
         raise SpiralpirError(f"the microbenchmark report lacks NTT or mul_add rows for {path}")
-    return ntt, macs[0][1], path
+    bw = reads.get(max(reads), 0.0) if reads else 0.0
+    cache = max((mib for mib, v in reads.items() if v >= 1.5 * bw), default=0) * float(1 << 20)
+    return Kernels(ntt, macs[0][1], path, bw, cache)
 
 
-def fit(kernel: tuple[dict[int, float], float, str],
-        runs: Sequence[tuple[Parameters, dict[str, Any]]], source: str = "") -> Profile:
+def fit(kernel: Kernels, runs: Sequence[tuple[Parameters, dict[str, Any]]],
+        source: str = "") -> Profile:
     """Fit the remaining op costs and the stage scales to measured stage timings."""
-    ntt_s, mac, path = kernel
     if not runs:
         raise SpiralpirError("calibration needs at least one benchmark run with stage timings")
-    base = Profile(cpu_model=cpu_model(), date=_dt.date.today().isoformat(), ntt_seconds=ntt_s,
-                   op_seconds={"mac": mac, "decomp": 0.0, "auto": 0.0, "fd": 0.0, "ms": 0.0},
-                   source=source)
-    counts = [(p, stage_op_counts(p), stage_times(rep)) for p, rep in runs]
-    # SPIRAL's implicit-database convention (a small database reused) is cache-friendlier than
-    # a real one: such runs do not calibrate the first dimension
-    real = [x for x, (_, rep) in zip(counts, runs, strict=True) if not rep.get("implicit_db")]
+    today = _dt.date.today().isoformat()
+
+    def profile(ops: dict[str, float], scale: dict[str, float] | None = None) -> Profile:
+        return Profile(cpu_model=cpu_model(), date=today, ntt_seconds=kernel.ntt_seconds,
+                       op_seconds=ops, stage_scale=scale or {},
+                       read_bytes_per_second=kernel.read_bytes_per_second,
+                       cache_bytes=kernel.cache_bytes, source=source)
+
+    base = profile({"mac": kernel.mac, "decomp": 0.0, "auto": 0.0, "fd": 0.0, "ms": 0.0})
+    counts = [(p, stage_op_counts(p), stage_times(rep), bool(rep.get("implicit_db")))
+              for p, rep in runs]
+    # the first dimension's compute cost from runs whose database stays cache resident
+    resident = [x for x in counts if params_db_bytes(x[0]) <= kernel.cache_bytes] or counts
     fd = statistics.median(st["first_dimension"] / c["first_dimension"]["fd"]
-                           for _, c, st in (real or counts))
+                           for _, c, st, _ in resident)
     ms = statistics.median(max(0.0, st["modswitch"] - c["modswitch"]["ntt"] * base.ntt(p.poly_len))
-                           / c["modswitch"]["ms"] for p, c, st in counts)
+                           / c["modswitch"]["ms"] for p, c, st, _ in counts)
     rows, rhs = [], []
-    for p, c, st in counts:
-        for stage in ("expansion", "conversion", "folding"):
-            m = float(st[stage])
+    for p, c, st, _ in counts:
+        for stage in ("expansion", "conversion", "folding", "packing"):
+            m = float(st.get(stage, 0.0))
             cc = c[stage]
-            if m <= 0:
+            if m <= 0 or cc.get("decomp", 0) + cc.get("auto", 0) <= 0:
                 continue
-            rest = m - cc.get("ntt", 0) * base.ntt(p.poly_len) - cc.get("mac", 0) * mac
+            rest = m - cc.get("ntt", 0) * base.ntt(p.poly_len) - cc.get("mac", 0) * kernel.mac
             rows.append([cc.get("decomp", 0) / m, cc.get("auto", 0) / m])
             rhs.append(rest / m)
     dec, aut = _nnls2(np.array(rows), np.array(rhs))
-    prof = Profile(cpu_model=base.cpu_model, date=base.date, ntt_seconds=ntt_s,
-                   op_seconds={"mac": mac, "decomp": dec, "auto": aut, "fd": fd, "ms": ms},
-                   source=source)
+    prof = profile({"mac": kernel.mac, "decomp": dec, "auto": aut, "fd": fd, "ms": ms})
     scale: dict[str, float] = {}
     for stage in STAGES:
-        use = real if stage == "first_dimension" and real else counts
-        ratios = [st[stage] / pred for p, _, st in use
-                  if (pred := stage_seconds(p, prof)[stage]) > 0 and st.get(stage, 0) > 0]
+        use = resident if stage == "first_dimension" else counts
+        ratios = [st[stage] / pred for p, _, st, imp in use
+                  if (pred := stage_seconds(p, prof, imp)[stage]) > 0 and st.get(stage, 0) > 0]
         scale[stage] = statistics.median(ratios) if ratios else 1.0
-    return Profile(cpu_model=prof.cpu_model, date=prof.date, ntt_seconds=ntt_s,
-                   op_seconds=prof.op_seconds, stage_scale=scale,
-                   source=f"{source}; kernel path {path}")
+    return profile(prof.op_seconds, scale)
 
 
 def stage_times(rep: dict[str, Any]) -> dict[str, float]:
     """Per-stage seconds of a bench report: process CPU time (`stages_cpu`, robust on a shared
-    machine) when the driver reports it, else wall time (`stages`)."""
-    st = rep.get("stages_cpu") or rep["stages"]
-    return {k: float(v) for k, v in st.items()}
+    machine) when the driver reports it, else wall time (`stages`) scaled to the answer's
+    process CPU time (single thread). The variant drivers book packing inside `modswitch`;
+    their streaming timings give it apart."""
+    st = {k: float(v) for k, v in (rep.get("stages_cpu") or rep["stages"]).items()}
+    wall = sum(st.values())
+    if not rep.get("stages_cpu") and rep.get("threads") == 1 and rep.get("server_cpu_seconds") \
+            and wall > 0:
+        # wall-clock stages only (the variant drivers): on a shared machine they include time
+        # waiting for a core; scale them to the answer's measured process CPU time
+        k = float(rep["server_cpu_seconds"]) / wall
+        st = {name: v * k for name, v in st.items()}
+    stream = rep.get("streaming", {})
+    pk = stream.get("stages", {}).get("packing")
+    if pk is not None and "packing" not in st:
+        if stream.get("per_database_cpu_seconds") and stream.get("per_database_seconds"):
+            pk = float(pk) * stream["per_database_cpu_seconds"] / stream["per_database_seconds"]
+        st["packing"] = min(float(pk), st.get("modswitch", 0.0))
+        st["modswitch"] = st.get("modswitch", 0.0) - st["packing"]
+    return st
 
 
 def measured_seconds(rep: dict[str, Any]) -> float:
@@ -175,7 +227,7 @@ def prediction_errors(profile: Profile, runs: Sequence[tuple[Parameters, dict[st
     """(params hash, predicted, measured) total server seconds for each run."""
     out = []
     for p, rep in runs:
-        pred = sum(stage_seconds(p, profile).values())
+        pred = server_seconds(p, profile, bool(rep.get("implicit_db")))
         out.append((p.params_hash().hex(), pred, measured_seconds(rep)))
     return out
 

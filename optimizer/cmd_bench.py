@@ -20,7 +20,7 @@ BENCH_KEYS = (
 
 def run_bench(inst: builder.Instance, threads: int | None = None, trials: int = 3,
               ci: bool = False, records: int | None = None,
-              timeout: float | None = None) -> dict[str, Any]:
+              timeout: float | None = None, max_db_gib: float | None = None) -> dict[str, Any]:
     """Run the instance's bench executable with --json and return its parsed report."""
     exe = inst.ci_bench if ci else inst.bench
     cmd = [str(exe), "--json", "--trials", str(trials)]
@@ -28,6 +28,8 @@ def run_bench(inst: builder.Instance, threads: int | None = None, trials: int = 
         cmd += ["--threads", str(threads)]
     if records is not None:
         cmd += ["--records", str(records)]
+    if max_db_gib is not None:  # larger databases: implicit (>= 1 GiB distinct, cyclic)
+        cmd += ["--max-db-gib", str(max_db_gib)]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired as exc:

@@ -1,13 +1,25 @@
-"""`spiralpir calibrate`: measure this machine and write a profile for the cost model.
+"""`spiralpir calibrate`: measure this machine, write a profile for the cost model, validate it.
 
     spiralpir calibrate [--arith-bench PATH | --arith-json FILE]
-                        [--instance generated/NAME ...] [--run PARAMS.json REPORT.json ...]
+                        [--suite] [--records DIR] [--instance generated/NAME ...]
+                        [--run PARAMS.json REPORT.json ...]
                         [--out profile.json]
+                        [--validate [--profile FILE] [--store DIR]]
+                        [--shapes 2e14x32b,...] [--variants spiral,...] [--work-dir DIR]
+                        [--trials 3] [--repeat 2] [--max-db-gib 1.5]
 
 Kernel costs come from the runtime's microbenchmarks (spiral_runtime_bench; built with the
-runtime, found under build/ if not given). Stage costs come from generated benchmarks: each
+runtime, found under build/ if not given). Stage costs come from generated benchmarks:
+`--suite` plans, generates and builds every (shape, variant) of the validation suite
+(optimizer/validation.py) under --work-dir and runs their CI twins single-threaded; each
 `--instance` is built if needed and its bench is run single-threaded; `--run` reuses a saved
-`bench --json` report with its params. See calibrate.py for the fit.
+`bench --json` report with its params; `--records DIR` re-fits from suite runs saved earlier
+(every suite run is kept under WORK-DIR/runs/{ci,full}/). See calibrate.py for the fit.
+
+`--validate` (a benchmark, not a test) runs the suite's FULL-SIZE benchmarks and prints the
+predicted vs measured seconds of every stage and the total, with ratios, for the profile just
+written (or --profile, default the shipped one); `--store DIR` saves each measurement (params,
+report, command, commit, CPU, load average, date) for tests/optimizer/test_timing.py.
 """
 
 from __future__ import annotations
@@ -25,8 +37,20 @@ from spiralpir.optimizer.calibrate import (
     prediction_errors,
     run_arith_bench,
 )
+from spiralpir.optimizer.cost import Profile
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.params import Parameters
+from spiralpir.optimizer.validation import (
+    SUITE,
+    VARIANTS,
+    compare,
+    format_comparison,
+    load_records,
+    loadavg,
+    run_suite,
+    shapes_named,
+)
+from spiralpir.optimizer.validation import store as validation_store
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -58,18 +82,80 @@ def _instance_run(source: Path, trials: int) -> tuple[Parameters, dict[str, Any]
               help="spiral_runtime_bench executable (default: newest under build/).")
 @click.option("--arith-json", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="A saved spiral_runtime_bench --benchmark_format=json report.")
+@click.option("--suite", is_flag=True,
+              help="Calibrate on the CI twins of the validation suite (built under --work-dir).")
 @click.option("--instance", "instances", multiple=True,
               type=click.Path(file_okay=False, path_type=Path),
               help="A generated instance to build and benchmark (repeatable).")
 @click.option("--run", "runs", multiple=True, nargs=2,
               type=click.Path(dir_okay=False, path_type=Path),
               help="PARAMS.json REPORT.json of a saved bench --json run (repeatable).")
-@click.option("--trials", type=int, default=3, show_default=True)
+@click.option("--records", "records_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=None, help="Re-fit from saved suite runs (e.g. build/calibrate/runs/ci).")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
               default=Path("spiralpir-profile.json"), show_default=True)
-def calibrate(arith_bench: Path | None, arith_json: Path | None, instances: tuple[Path, ...],
-              runs: tuple[tuple[Path, Path], ...], trials: int, out: Path) -> None:
+@click.option("--validate", is_flag=True,
+              help="Run the suite full size and print predicted vs measured seconds.")
+@click.option("--profile", "profile_path", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, help="Profile to validate when not calibrating (default: shipped).")
+@click.option("--store", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Save the validation measurements here (one JSON per suite member).")
+@click.option("--shapes", default=",".join(s.name for s in SUITE), show_default=True)
+@click.option("--variants", default=",".join(VARIANTS), show_default=True)
+@click.option("--work-dir", type=click.Path(file_okay=False, path_type=Path),
+              default=REPO_ROOT / "build" / "calibrate", show_default="build/calibrate")
+@click.option("--replan", is_flag=True,
+              help="Re-plan suite members generated earlier under --work-dir (else reused).")
+@click.option("--trials", type=int, default=3, show_default=True)
+@click.option("--repeat", type=int, default=2, show_default=True,
+              help="Bench processes per member; the minimum total is kept.")
+@click.option("--max-db-gib", type=float, default=1.5, show_default=True,
+              help="Larger databases are benchmarked implicitly (>= 1 GiB distinct, cyclic).")
+def calibrate(arith_bench: Path | None, arith_json: Path | None, suite: bool,
+              instances: tuple[Path, ...], runs: tuple[tuple[Path, Path], ...],
+              records_dir: Path | None, out: Path,
+              validate: bool, profile_path: Path | None, store: Path | None, shapes: str,
+              variants: str, work_dir: Path, replan: bool, trials: int, repeat: int,
+              max_db_gib: float) -> None:
     """Measure per-operation costs on this machine and write a machine profile (JSON)."""
+    if trials < 1 or repeat < 1:
+        raise SpiralpirError("--trials and --repeat must be >= 1")
+    members = shapes_named([x for x in shapes.split(",") if x])
+    vs = [{"streampack": "stream_pack"}.get(v, v) for v in variants.split(",") if v]
+    if any(v not in VARIANTS for v in vs):
+        raise SpiralpirError(f"--variants: each of {', '.join(VARIANTS)}")
+    suite_args = {"trials": trials, "repeat": repeat, "max_db_gib": max_db_gib,
+                  "log": lambda m: click.echo(m, err=True), "replan": replan}
+    calibrating = suite or bool(instances) or bool(runs) or records_dir is not None
+    if calibrating:
+        recs = run_suite(members, vs, work_dir, ci=True, **suite_args) if suite else []
+        if records_dir is not None:
+            recs += load_records(records_dir)
+        prof = _calibrate(arith_bench, arith_json, instances, runs, trials, recs)
+        out.write_text(json.dumps(prof.to_dict(), indent=2, sort_keys=True) + "\n")
+        click.echo(f"wrote {out} ({prof.cpu_model}, {prof.date})")
+    elif not validate:
+        raise SpiralpirError("give --suite, --instance or --run to calibrate, or --validate")
+    else:
+        prof = Profile.load(profile_path)
+    if validate:
+        recs = run_suite(members, vs, work_dir, ci=False, **suite_args)
+        within = 0
+        for name, lit, rec in recs:
+            p = Parameters.from_literal(lit)
+            cmp = compare(p, rec["bench"], prof)
+            within += abs(cmp["ratio"] - 1) <= 0.25
+            click.echo(format_comparison(name, p, cmp))
+        click.echo(f"{within}/{len(recs)} within ±25% of the measured total "
+                   f"(profile {prof.path or out}; load average now {loadavg()})")
+        if store is not None:
+            validation_store(recs, store)
+            click.echo(f"stored {len(recs)} measurements in {store}")
+
+
+def _calibrate(arith_bench: Path | None, arith_json: Path | None, instances: tuple[Path, ...],
+               runs: tuple[tuple[Path, Path], ...], trials: int,
+               suite_recs: list[tuple[str, dict[str, Any], dict[str, Any]]]) -> Profile:
     if arith_json is not None:
         try:
             report = json.loads(arith_json.read_text())
@@ -86,11 +172,14 @@ def calibrate(arith_bench: Path | None, arith_json: Path | None, instances: tupl
     for inst in instances:
         click.echo(f"benchmarking {inst} ...", err=True)
         pairs.append(_instance_run(inst, trials))
+    pairs += [(Parameters.from_literal(lit), rec["bench"]) for _, lit, rec in suite_recs]
     if not pairs:
-        raise SpiralpirError("give at least one --instance or --run for the stage costs")
-    prof = fit(kernel, pairs, source=f"{src}; stages: {len(pairs)} bench runs")
-    out.write_text(json.dumps(prof.to_dict(), indent=2, sort_keys=True) + "\n")
-    click.echo(f"wrote {out} ({prof.cpu_model}, {prof.date})")
+        raise SpiralpirError("give at least one --instance or --run (or --suite) for the stage "
+                             "costs")
+    prof = fit(kernel, pairs, source=f"{src}; stages: {len(pairs)} single-thread bench runs"
+               + (" (CI twins of the validation suite)" if suite_recs else "")
+               + f"; load average {loadavg()}")
     for h, pred, meas in prediction_errors(prof, pairs):
-        click.echo(f"  {h}: predicted {pred:.4f} s, measured {meas:.4f} s "
-                   f"({100 * (pred / meas - 1):+.1f}%)")
+        click.echo(f"  calibration run {h}: predicted {pred:.4f} s, measured {meas:.4f} s "
+                   f"({100 * (pred / meas - 1):+.1f}%)", err=True)
+    return prof

@@ -1,32 +1,43 @@
 """Cost model: operation counts per server stage × per-operation costs from a machine profile.
 
-Owns the operation counts of a vanilla SPIRAL answer (per stage) and their conversion to
-seconds with a `Profile` (`optimizer/profiles/*.json`, written by `spiralpir calibrate` from
+Owns the operation counts of one SPIRAL answer (per stage, every variant) and their conversion
+to seconds with a `Profile` (`optimizer/profiles/*.json`, written by `spiralpir calibrate` from
 the runtime's own microbenchmarks and bench stage timings), and the dollar cost of a query as
 in the SPIRAL paper: CPU-seconds × CPU price + response bytes × egress price.
+
+ONE formula serves every caller: `op_counts` works on numpy arrays (the vectorized model in
+model.py/variants.py and the search's lower bounds) and on scalars (`stage_op_counts(params)`).
 
 Operations (units):
   ntt     one forward or inverse NTT of one residue polynomial (cost per poly_len)
   mac     one modular multiply-add of one coefficient residue (NTT domain)
   decomp  one gadget digit of one coefficient (CRT compose, extract, lift to every residue)
-  auto    one automorphism-permuted coefficient residue
-  fd      one first-dimension multiply-accumulate (a database word × a ciphertext row)
+  auto    one automorphism-permuted / added coefficient residue
+  fd      one first-dimension multiply-accumulate (a database word × a ciphertext row), compute
   ms      one modulus-switched coefficient (CRT compose + two roundings)
 
 Stage op counts (L = number of CRT primes, d = poly_len, ks(t) = one key switch, gadget t),
-following the runtime's ServerStages (runtime/include/spiralpir/server.hpp), stage names as
-its timings (expansion, conversion, first_dimension, folding, modswitch):
-  ks(t)          ntt (t+2)L, mac 2tLd, decomp td, auto 2Ld
+following the runtime's loops (runtime/include/spiralpir/server.hpp ServerStages, first_dim.hpp,
+variants.hpp), stage names as its timings:
+  ks(t)          ntt (t+2)L, mac 2tLd, decomp td, auto 2Ld     (automorph_keyswitch)
   expansion      Σ_{r=1}^{rounds−1} min(2^(r−1), 2^nu_1) · ks(t_exp_left)
                  + [1 + Σ_{r=1}^{R−1} min(2^(r−1), nu_2·t_gsw)] · ks(t_exp_right), R = rounds_right
+                 (the live nodes of ServerStages::expand; none for the stream variants)
   conversion     2^nu_1 · [ntt (t_conv+1)L, decomp t_conv·d, mac (n+1)n·t_conv·L·d]
                  + nu_2·t_gsw · [ntt (2t_conv+1)L, decomp 2t_conv·d, mac (n+1)(n+2)·t_conv·L·d]
-  first_dimension instances · fd 2^(nu_1+nu_2)·n²·d·L·(n+1)
-  folding        instances·(2^nu_2 − 1) · [ntt (n+1)n(1+t_gsw)L, decomp (n+1)n·t_gsw·d,
+  first_dimension max(compute, memory): compute = fd · inst·2^(nu_1+nu_2)·n²·d·L·(n+1);
+                 memory = preprocessed database bytes (4·inst·2^(nu_1+nu_2)·n²·d·L) / the
+                 profile's single-thread streaming read bandwidth, when the database is larger
+                 than the last-level cache (else it stays cache resident between queries)
+  folding        inst·(2^nu_2 − 1) · [ntt (n+1)n(1+t_gsw)L, decomp (n+1)n·t_gsw·d,
                  mac (n+1)²n·t_gsw·L·d]
-  modswitch      instances · [ntt (n+1)nL, ms (n+1)nd]
-Each stage's seconds = stage_scale[stage] × Σ count·cost (stage_scale, default 1, is fitted by
-calibration against measured stage timings).
+  packing        (pack variants) per response instance: ntt n²(t_conv+1)L, decomp n²·t_conv·d,
+                 mac (n+1)n²·t_conv·L·d
+  modswitch      per response instance: ntt (n+1)nL, ms (n+1)nd
+where n and inst are the computation's (pack: n = 1 over inst·n² sub-databases). Each stage's
+seconds = stage_scale[stage] × Σ count·cost (stage_scale, default 1, is fitted by calibration
+against measured stage timings; the runtime books packing inside its `modswitch` timing).
+Predictions are single-thread CPU seconds.
 """
 
 from __future__ import annotations
@@ -38,15 +49,20 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.params import Parameters
 
-STAGES = ("expansion", "conversion", "first_dimension", "folding", "modswitch")
+STAGES = ("expansion", "conversion", "first_dimension", "folding", "packing", "modswitch")
 OPS = ("ntt", "mac", "decomp", "auto", "fd", "ms")
+_FITTED = ("mac", "decomp", "auto", "fd", "ms")
 
 # Prices of the SPIRAL paper (AWS, 2022): $0.0195 per CPU-hour, $0.09 per GB egress.
 CPU_DOLLARS_PER_HOUR = 0.0195
 EGRESS_DOLLARS_PER_GB = 0.09
+# the bench drivers' implicit database holds at least this much distinct data
+# (runtime/include/spiralpir/bench_driver.hpp, bench_detail::implicit_db_layout)
+IMPLICIT_DB_MIN_DISTINCT = float(1 << 30)
 
 
 @dataclass(frozen=True)
@@ -58,6 +74,8 @@ class Profile:
     ntt_seconds: dict[int, float]  # poly_len -> seconds per residue NTT
     op_seconds: dict[str, float]  # mac, decomp, auto, fd, ms -> seconds per unit
     stage_scale: dict[str, float] = field(default_factory=dict)
+    read_bytes_per_second: float = 0.0  # single-thread streaming read; 0: not modelled
+    cache_bytes: float = 0.0  # last-level cache; databases up to this size stay resident
     source: str = ""
     path: str = ""
 
@@ -71,6 +89,9 @@ class Profile:
     def scale(self, stage: str) -> float:
         return self.stage_scale.get(stage, 1.0)
 
+    def op_cost(self, op: str, d: int) -> float:
+        return self.ntt(d) if op == "ntt" else self.op_seconds[op]
+
     @classmethod
     def from_dict(cls, doc: dict[str, Any], path: str = "") -> Profile:
         try:
@@ -79,8 +100,10 @@ class Profile:
                 cpu_model=str(doc["cpu_model"]),
                 date=str(doc["date"]),
                 ntt_seconds={int(k): float(v) for k, v in doc["ntt_seconds"].items()},
-                op_seconds={k: float(ops[k]) for k in ("mac", "decomp", "auto", "fd", "ms")},
+                op_seconds={k: float(ops[k]) for k in _FITTED},
                 stage_scale={k: float(v) for k, v in doc.get("stage_scale", {}).items()},
+                read_bytes_per_second=float(doc.get("read_bytes_per_second", 0.0)),
+                cache_bytes=float(doc.get("cache_bytes", 0.0)),
                 source=str(doc.get("source", "")),
                 path=path,
             )
@@ -102,6 +125,8 @@ class Profile:
             "ntt_seconds": {str(k): v for k, v in sorted(self.ntt_seconds.items())},
             "op_seconds": dict(sorted(self.op_seconds.items())),
             "stage_scale": dict(sorted(self.stage_scale.items())),
+            "read_bytes_per_second": self.read_bytes_per_second,
+            "cache_bytes": self.cache_bytes,
         }
 
     @classmethod
@@ -121,76 +146,107 @@ class Profile:
         return cls.from_dict(doc, str(p))
 
 
-def _ks(t: int, L: int, d: int) -> dict[str, float]:
-    return {"ntt": (t + 2) * L, "mac": 2 * t * L * d, "decomp": t * d, "auto": 2 * L * d}
+def _ceil_log2(x: Any) -> Any:
+    """ceil(log2 x) for x ≥ 1 (0 for x ≤ 1), on scalars or integer arrays."""
+    xf = np.maximum(np.asarray(x, dtype=np.float64), 1.0)
+    return np.ceil(np.log2(xf) - 1e-12)
 
 
-def _scaled(counts: dict[str, float], k: float) -> dict[str, float]:
-    return {op: c * k for op, c in counts.items()}
+def op_counts(variant: str, d: int, L: int, n: int, nu1: int, nu2: int, inst: int,
+              tl: Any, tr: Any, tc: Any, tg: Any) -> dict[str, dict[str, Any]]:
+    """Operation counts of every server stage (module docstring). n and inst are the
+    RESPONSE's (the pack variants compute with n = 1 over inst·n² sub-databases); the gadget
+    lengths may be numpy arrays (the counts broadcast over them)."""
+    stream = variant in ("stream", "stream_pack")
+    pack = variant in ("pack", "stream_pack")
+    nc, inst_c = (1, inst * n * n) if pack else (n, inst)
+    a = float(1 << nu1)
+    tl, tr, tc, tg = (np.asarray(x, dtype=np.float64) for x in (tl, tr, tc, tg))
+    digits = nu2 * tg
+    big_r = 1.0 + _ceil_log2(digits)  # rounds_right
+    rounds = np.maximum(nu1 + 1.0, big_r)
+    zero = np.zeros(np.broadcast(tl, tr, tc, tg).shape)
+    n_left, n_right = zero.copy(), zero + (0.0 if stream else 1.0)
+    if not stream:
+        for r in range(1, int(np.max(rounds))):
+            n_left = n_left + np.where(r < rounds, min(2.0 ** (r - 1), a), 0.0)
+            n_right = n_right + np.where(r < big_r, np.minimum(2.0 ** (r - 1), digits), 0.0)
 
+    def ks(t: Any, k: Any) -> dict[str, Any]:
+        return {"ntt": k * (t + 2) * L, "mac": k * 2 * t * L * d, "decomp": k * t * d,
+                "auto": k * 2 * L * d}
 
-def _sum(*parts: dict[str, float]) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for part in parts:
-        for op, c in part.items():
-            out[op] = out.get(op, 0.0) + c
-    return out
-
-
-def stage_op_counts(p: Parameters) -> dict[str, dict[str, float]]:
-    """Operation counts of every server stage for one query (see the module docstring;
-    variants as optimizer/variants.py: stream has no expansion, pack computes with n = 1 over
-    instances·n² sub-databases and books the packing in `modswitch`)."""
-    stream = p.variant in ("stream", "stream_pack")
-    pack = p.variant in ("pack", "stream_pack")
-    L, d, n = len(p.moduli), p.poly_len, (1 if pack else p.n)
-    inst = p.instances * (p.n * p.n if pack else 1)
-    dim0 = 2**p.nu_1
-    digits = p.num_gsw_digits
-    n_left = sum(min(2 ** (r - 1), dim0) for r in range(1, p.rounds))
-    n_right = 1 + sum(min(2 ** (r - 1), digits) for r in range(1, p.rounds_right))
-    tc = p.t_conv
-    if stream:
-        n_left = n_right = 0
-    big_n, k = p.n, p.instances  # the response's n and instances
-    packing = ({"ntt": k * big_n**2 * (tc + 1) * L, "decomp": k * big_n**2 * tc * d,
-                "mac": k * (big_n + 1) * big_n**2 * tc * L * d} if pack else {})
+    exp_l, exp_r = ks(tl, n_left), ks(tr, n_right)
+    folds = inst_c * (2.0**nu2 - 1)
+    packing = ({"ntt": inst * n * n * (tc + 1) * L, "decomp": inst * n * n * tc * d,
+                "mac": inst * (n + 1) * n * n * tc * L * d} if pack else
+               {"ntt": zero, "decomp": zero, "mac": zero})
     return {
-        "expansion": _sum(_scaled(_ks(p.t_exp_left, L, d), n_left),
-                          _scaled(_ks(p.t_exp_right, L, d), n_right)),
-        "conversion": _sum(
-            _scaled({"ntt": (tc + 1) * L, "decomp": tc * d, "mac": (n + 1) * n * tc * L * d},
-                    dim0),
-            _scaled({"ntt": (2 * tc + 1) * L, "decomp": 2 * tc * d,
-                     "mac": (n + 1) * (n + 2) * tc * L * d}, digits),
-        ),
-        "first_dimension": {"fd": inst * 2 ** (p.nu_1 + p.nu_2) * n * n * d * L * (n + 1)},
-        "folding": _scaled(
-            {
-                "ntt": (n + 1) * n * (1 + p.t_gsw) * L,
-                "decomp": (n + 1) * n * p.t_gsw * d,
-                "mac": (n + 1) ** 2 * n * p.t_gsw * L * d,
-            },
-            inst * (2**p.nu_2 - 1),
-        ),
-        "modswitch": _sum({"ntt": k * (big_n + 1) * big_n * L, "ms": k * (big_n + 1) * big_n * d},
-                          packing),
+        "expansion": {op: exp_l[op] + exp_r[op] for op in exp_l},
+        "conversion": {
+            "ntt": a * (tc + 1) * L + digits * (2 * tc + 1) * L,
+            "decomp": a * tc * d + digits * 2 * tc * d,
+            "mac": (a * (nc + 1) * nc + digits * (nc + 1) * (nc + 2)) * tc * L * d,
+        },
+        "first_dimension": {"fd": zero + inst_c * 2.0 ** (nu1 + nu2) * nc * nc * d * L * (nc + 1)},
+        "folding": {"ntt": folds * (nc + 1) * nc * (1 + tg) * L,
+                    "decomp": folds * (nc + 1) * nc * tg * d,
+                    "mac": folds * (nc + 1) ** 2 * nc * tg * L * d},
+        "packing": packing,
+        "modswitch": {"ntt": zero + inst * (n + 1) * n * L, "ms": zero + inst * (n + 1) * n * d},
     }
 
 
-def stage_seconds(p: Parameters, profile: Profile) -> dict[str, float]:
-    """Predicted single-thread seconds of every server stage."""
-    out: dict[str, float] = {}
-    for stage, counts in stage_op_counts(p).items():
-        t = 0.0
-        for op, c in counts.items():
-            t += c * (profile.ntt(p.poly_len) if op == "ntt" else profile.op_seconds[op])
+def db_bytes(d: int, L: int, n: int, nu1: int, nu2: int, inst: int) -> float:
+    """Bytes of the preprocessed database the first dimension streams (no header)."""
+    return 4.0 * inst * 2.0 ** (nu1 + nu2) * n * n * d * L
+
+
+def seconds_of_counts(counts: dict[str, dict[str, Any]], d: int, profile: Profile,
+                      streamed_bytes: float, distinct_bytes: float | None = None
+                      ) -> dict[str, Any]:
+    """Per-stage single-thread seconds of op counts. The first dimension takes the larger of
+    its compute time and its memory time (streamed_bytes / read bandwidth), the latter only
+    when the distinct data (default: all of it) exceeds the last-level cache."""
+    out: dict[str, Any] = {}
+    for stage, ops in counts.items():
+        t: Any = 0.0
+        for op, c in ops.items():
+            t = t + c * profile.op_cost(op, d)
         out[stage] = t * profile.scale(stage)
+    distinct = streamed_bytes if distinct_bytes is None else distinct_bytes
+    if profile.read_bytes_per_second > 0 and distinct > profile.cache_bytes:
+        out["first_dimension"] = np.maximum(out["first_dimension"],
+                                            streamed_bytes / profile.read_bytes_per_second)
     return out
 
 
-def server_seconds(p: Parameters, profile: Profile) -> float:
-    return sum(stage_seconds(p, profile).values())
+def _counts_of(p: Parameters) -> dict[str, dict[str, Any]]:
+    return op_counts(p.variant, p.poly_len, len(p.moduli), p.n, p.nu_1, p.nu_2, p.instances,
+                     p.t_exp_left, p.t_exp_right, p.t_conv, p.t_gsw)
+
+
+def stage_op_counts(p: Parameters) -> dict[str, dict[str, float]]:
+    """Operation counts of every server stage for one query (see the module docstring)."""
+    return {st: {op: float(c) for op, c in ops.items()} for st, ops in _counts_of(p).items()}
+
+
+def params_db_bytes(p: Parameters) -> float:
+    return db_bytes(p.poly_len, len(p.moduli), p.n, p.nu_1, p.nu_2, p.instances)
+
+
+def stage_seconds(p: Parameters, profile: Profile, implicit_db: bool = False
+                  ) -> dict[str, float]:
+    """Predicted single-thread seconds of every server stage. implicit_db: the database is the
+    bench drivers' implicit one (≥ 1 GiB of distinct data addressed cyclically)."""
+    streamed = params_db_bytes(p)
+    distinct = min(streamed, IMPLICIT_DB_MIN_DISTINCT) if implicit_db else streamed
+    secs = seconds_of_counts(_counts_of(p), p.poly_len, profile, streamed, distinct)
+    return {k: float(v) for k, v in secs.items()}
+
+
+def server_seconds(p: Parameters, profile: Profile, implicit_db: bool = False) -> float:
+    return sum(stage_seconds(p, profile, implicit_db).values())
 
 
 @dataclass(frozen=True)

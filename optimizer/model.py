@@ -7,7 +7,7 @@ model. A candidate is
 * a ring: poly_len d ∈ options.poly_lens, a modulus q from `primes.modulus_table(d)`: for
   each number of CRT primes (1..3), the `moduli_per_size` largest secure moduli (estimator
   table, ≥ min_security) at least `modulus_step` bits apart (or the user's moduli);
-* a structure: n ∈ 1..n_max, p = 2^pb (pb ∈ 1..16, runtime bound), ν1 (ν2 = T − ν1 where
+* a structure: n ∈ 1..n_max, p = 2^pb (pb ∈ 1..30, runtime bound), ν1 (ν2 = T − ν1 where
   T = max(1, ceil(log2(#plaintexts))) is the smallest hypercube that holds the records:
   a larger one only adds work and noise); the item layout (instances, items per plaintext)
   follows from (n, p, d) and the record size (params.layout);
@@ -20,10 +20,13 @@ Constraints: correctness (log2 failure ≤ options.correctness_log2, noise.py), 
 (≥ min_security bits), runtime limits (params.Parameters' bounds: lazy_terms ≥ n for the
 first-dimension kernel, rounds ≤ log2 d,
 2·2^ν1 ≤ d, 2·ν2·t_gsw ≤ d, ν2 ≤ 20, modulus-switch offset 4p²/q ≤ 2^-8), user caps
-(query, public params, response bytes). Objectives: dollars | time | response | traffic.
+(query, public params, response bytes; the stream variants' query, which grows with 2^ν1, is
+capped at the SPIRAL paper's 33 MB unless the user gives --max-query-bytes). Objectives:
+dollars | time | response | traffic.
 
-The formulas are those of noise.py, cost.py and sizes.py written over numpy arrays (a test
-checks them against the scalar modules on random candidates).
+The noise and size formulas are those of noise.py and sizes.py written over numpy arrays (a
+test checks them against the scalar modules on random candidates); the time is cost.py's own
+(array-capable) formula.
 """
 
 from __future__ import annotations
@@ -35,13 +38,15 @@ from functools import cache, lru_cache
 from typing import Any
 
 import numpy as np
-from spiralpir.optimizer.cost import Prices, Profile
+from spiralpir.optimizer import noise
+from spiralpir.optimizer.cost import Prices, Profile, db_bytes, op_counts, seconds_of_counts
 from spiralpir.optimizer.errors import SpiralpirError
-from spiralpir.optimizer.noise import CORRECTNESS_LOG2, coherent_k, max_gaussian_variance
+from spiralpir.optimizer.noise import CORRECTNESS_LOG2, max_gaussian_variance
 from spiralpir.optimizer.params import MAX_LOG2_P, MAX_NU_2, Q2_BITS_RANGE, ceil_log2
 from spiralpir.optimizer.primes import Modulus, find_q2, lazy_terms, modulus_table
 
 OBJECTIVES = ("dollars", "time", "response", "traffic")
+STREAM_MAX_QUERY_BYTES = 33e6  # SpiralStream's query cap in the SPIRAL paper (33 MB)
 EPS = 2.0**-8  # Δ-offset allowance in the decoding threshold (model requires 4p²/q ≤ EPS)
 
 SecurityFn = Callable[[int, float, float, str], float]
@@ -98,6 +103,9 @@ class Options:
         if self.variant not in ("spiral", "stream", "pack", "stream_pack"):
             raise SpiralpirError(f"variant must be spiral, stream, pack or stream_pack, "
                                  f"got {self.variant!r}")
+        if self.variant in ("stream", "stream_pack") and math.isinf(self.max_query_bytes):
+            # the stream query grows with 2^nu_1: without a user cap, the SPIRAL paper's 33 MB
+            object.__setattr__(self, "max_query_bytes", STREAM_MAX_QUERY_BYTES)
 
 
 @dataclass(frozen=True)
@@ -203,6 +211,8 @@ def structures(records: int, record_size: int, ring: Ring, options: Options) -> 
                 continue  # modulus-switch offset bound
             if 4 * p >= find_q2(Q2_BITS_RANGE[1], d):
                 continue  # q1 < q2 impossible
+            if p // 2 >= min(ring.modulus.moduli):
+                continue  # runtime: p/2 below every CRT prime (centred database residues)
             pt_bits = n * n * d * pb
             item_bits = 8 * record_size
             if item_bits <= pt_bits:
@@ -235,33 +245,28 @@ class Grid:
     eg: np.ndarray  # E[x_gsw²]
 
 
-def _digit_sq(bits: np.ndarray) -> np.ndarray:
-    z = np.exp2(bits.astype(np.float64))
-    return (z * z + 2.0) / 12.0
-
-
 @cache
-def _grid(d: int, q_bits: int, sigma2: float,
+def _grid(d: int, q: int, sigma2: float,
           allowed: tuple[tuple[int, ...], ...] | None = None) -> Grid:
-    """The gadget table (t_exp_left × t_exp_right × t_conv × t_gsw); `allowed` restricts
-    each dimension (default: every shortest-per-base length)."""
-    ts = gadget_lengths(q_bits)
+    """The gadget table (t_exp_left × t_exp_right × t_conv × t_gsw) of the ring with modulus q;
+    `allowed` restricts each dimension (default: every shortest-per-base length)."""
+    ts = gadget_lengths(q.bit_length())
     dims = allowed if allowed is not None else (ts, ts, ts, ts)
     tl, tr, tc, tg = (a.ravel() for a in np.meshgrid(*(np.array(x) for x in dims),
                                                      indexing="ij"))
 
     def ks(t: np.ndarray) -> np.ndarray:
-        return t * d * _digit_sq(-(-q_bits // t)) * sigma2
+        return noise.keyswitch_variance(t, q, d, sigma2)
 
     return Grid(
         tl=tl, tr=tr, tc=tc, tg=tg, ks_l=ks(tl), ks_r=ks(tr), ks_c=ks(tc),
-        conv_top=2.0 * tc * d * _digit_sq(-(-q_bits // tc)) * sigma2,
-        eg=_digit_sq(-(-q_bits // tg)),
+        conv_top=2.0 * ks(tc),
+        eg=noise.digit_moments(tg, q)[0] / tg,  # mean E[x²] per GSW digit
     )
 
 
 @cache
-def _allowed(d: int, qb: int, sigma2: float, n: int, nu1: int, nu2: int, qq: float,
+def _allowed(d: int, q: int, sigma2: float, n: int, nu1: int, nu2: int, qq: float,
              e_d: float, vmax: float) -> tuple[tuple[int, ...], ...]:
     """Per gadget dimension, the lengths whose OWN noise term stays below the budget.
 
@@ -270,22 +275,19 @@ def _allowed(d: int, qb: int, sigma2: float, n: int, nu1: int, nu2: int, qq: flo
     other factor at its minimum for t_gsw) already exceeds `vmax` can never be correct;
     dropping it is exact. qq = (q1/q)².
     """
-    ts = gadget_lengths(qb)
+    ts = gadget_lengths(q.bit_length())
     a = float(1 << nu1)
     c_fd = qq * a * d * e_d
 
-    def dsq(t: int) -> float:
-        z = float(1 << -(-qb // t))
-        return (z * z + 2.0) / 12.0
-
     def ks(t: int) -> float:
-        return t * d * dsq(t) * sigma2
+        return float(noise.keyswitch_variance(t, q, d, sigma2))
 
     tl = tuple(t for t in ts if c_fd * (a - 1.0) * ks(t) < vmax) or ts[-1:]
     tr = tuple(t for t in ts if c_fd * a * ks(t) < vmax) or ts[-1:]
     tc = tuple(t for t in ts if c_fd * n * ks(t) < vmax) or ts[-1:]
     rest_min = sigma2 + n * min(ks(t) for t in ts)  # v_top + v_right + n·ks_c ≥ this
-    tg = tuple(t for t in ts if qq * nu2 * d * dsq(t) * t * rest_min < vmax) or ts[-1:]
+    tg = tuple(t for t in ts if qq * nu2 * d * noise.digit_moments(t, q)[0] * rest_min < vmax) \
+        or ts[-1:]
     return (tl, tr, tc, tg)
 
 
@@ -321,32 +323,23 @@ def evaluate(s: Structure, records: int, record_size: int, options: Options,
         return evaluate_variant(s, records, record_size, options, profile)
     ring = s.ring
     d, qb, q = ring.poly_len, ring.q_bits, float(ring.modulus.q)
-    L = len(ring.modulus.moduli)
     n, pb, nu1, nu2, inst = s.n, s.pb, s.nu_1, s.nu_2, s.instances
     p = float(1 << pb)
     q1 = 4.0 * p
     sigma2 = options.noise_width**2 / (2 * math.pi)
     vs = secret_var(options, d)
-    a = float(1 << nu1)
-    e_d = (p * p - 1.0) / 12.0 + ((p - 1.0) / 2.0) ** 2 / 10.0  # noise.db_coeff_sq
+    e_d = noise.db_coeff_sq(p)
     coeffs = inst * n * n * d
     vmax = _vmax(coeffs, options.correctness_log2)
-    g = _grid(d, qb, sigma2, _allowed(d, qb, sigma2, n, nu1, nu2, (q1 / q) ** 2, e_d, vmax))
+    qi = ring.modulus.q
+    g = _grid(d, qi, sigma2, _allowed(d, qi, sigma2, n, nu1, nu2, (q1 / q) ** 2, e_d, vmax))
 
-    # --- noise (noise.py) ---
+    # --- noise (noise.chain: the scalar model's own formulas) ---
     digits = nu2 * g.tg
     big_r = 1 + _ceil_log2_arr(digits)
-    pow_r = np.exp2(big_r.astype(np.float64))
     rounds = np.maximum(nu1 + 1, big_r)
-    h = np.exp2(rounds - 1.0)
-    v_left = 2.0 * h * sigma2 + h * g.ks_r + (h - 1.0) * g.ks_l
-    v_right = pow_r * sigma2 + (pow_r - 1.0) * g.ks_r
-    v_top = g.conv_top + d * vs * v_right
-    v_shared = h * (2.0 * sigma2 + g.ks_r)  # noise.py: coherent pre-split error
-    v_fd = a * d * e_d * (v_left + n * g.ks_c) + \
-        coherent_k(d) * d * a * ((p - 1.0) / 2.0) ** 2 * v_shared
-    per_fold = d * g.eg * g.tg * (v_top + v_right + n * g.ks_c)
-    v_fold = v_fd + nu2 * per_fold
+    v_fold = noise.chain("spiral", d, qi, sigma2, vs, n, nu1, nu2, p, g.tl, g.tr, g.tc,
+                         g.tg).v_final
     big_a = (q1 / q) ** 2 * v_fold
     slack = vmax - big_a
     bits_tab, q2_tab = _q2_table(d)
@@ -370,39 +363,29 @@ def evaluate(s: Structure, records: int, record_size: int, options: Options,
     query = 64 + -(-(d * qb) // 8)
 
     # --- time (cost.py) ---
-    ntt = profile.ntt(d)
-    mac, dec, aut = (profile.op_seconds[k] for k in ("mac", "decomp", "auto"))
-
-    def ks_sec(t: np.ndarray) -> np.ndarray:
-        return (t + 2) * L * ntt + 2 * t * L * d * mac + t * d * dec + 2 * L * d * aut
-
-    sc = profile.scale
-    # expansion: live nodes per round (ServerStages::expand)
-    n_left = np.zeros_like(g.tl, dtype=np.float64)
-    n_right = np.ones_like(g.tl, dtype=np.float64)  # round 0
-    for r in range(1, log2d + 1):
-        n_left += np.where(r < rounds, min(2.0 ** (r - 1), a), 0.0)
-        n_right += np.where(r < big_r, np.minimum(2.0 ** (r - 1), digits), 0.0)
-    t_exp = sc("expansion") * (n_left * ks_sec(g.tl) + n_right * ks_sec(g.tr))
-    conv = (g.tc + 1) * L * ntt + g.tc * d * dec
-    conv2 = (2 * g.tc + 1) * L * ntt + 2 * g.tc * d * dec
-    t_conv = sc("conversion") * (a * (conv + (n + 1) * n * g.tc * L * d * mac)
-                                 + nu2 * g.tg * (conv2 + (n + 1) * (n + 2) * g.tc * L * d * mac))
-    t_fd = sc("first_dimension") * inst * 2.0 ** (nu1 + nu2) * n * n * d * L * (n + 1) * \
-        profile.op_seconds["fd"]
-    folds = inst * (2.0**nu2 - 1)
-    t_fold = sc("folding") * folds * ((n + 1) * n * (1 + g.tg) * L * ntt
-                                      + (n + 1) * n * g.tg * d * dec
-                                      + (n + 1) ** 2 * n * g.tg * L * d * mac)
-    t_ms = sc("modswitch") * inst * ((n + 1) * n * L * ntt + (n + 1) * n * d *
-                                     profile.op_seconds["ms"])
-    seconds = t_exp + t_conv + t_fd + t_fold + t_ms
+    seconds = time_seconds("spiral", s, g, profile)
 
     feasible &= (params_bytes <= options.max_params_bytes) & (
         response <= options.max_response_bytes) & (query <= options.max_query_bytes)
     obj = objective_value(options, seconds, response, query)
     return Evaluation(s, g, feasible, q2b, seconds, params_bytes, response, query, obj,
                       options.correctness_log2)
+
+
+def time_seconds(variant: str, s: Structure, g: Grid, profile: Profile) -> np.ndarray:
+    """Predicted server seconds of every gadget combination (cost.py's one formula)."""
+    ring = s.ring
+    d, L = ring.poly_len, len(ring.modulus.moduli)
+    counts = op_counts(variant, d, L, s.n, s.nu_1, s.nu_2, s.instances, g.tl, g.tr, g.tc, g.tg)
+    secs = seconds_of_counts(counts, d, profile, db_bytes(d, L, s.n, s.nu_1, s.nu_2, s.instances))
+    return np.asarray(sum(secs.values()), dtype=np.float64)
+
+
+def time_lower_bound(variant: str, s: Structure, t_min: int, profile: Profile) -> float:
+    """Server seconds with every gadget length at t_min: a lower bound over the grid (each
+    stage's time is non-decreasing in every gadget length)."""
+    g = Grid(*(np.array([t_min]) for _ in range(4)), *(np.zeros(1) for _ in range(5)))
+    return float(time_seconds(variant, s, g, profile)[0])
 
 
 def objective_value(options: Options, seconds: Any, response: Any, query: Any) -> Any:

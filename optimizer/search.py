@@ -41,7 +41,10 @@ from spiralpir.optimizer.model import (
     literal,
     rings,
     structures,
+    time_lower_bound,
 )
+from spiralpir.optimizer.noise import db_coeff_sq
+from spiralpir.optimizer.params import MAX_LOG2_P
 
 ROWS_PER_STRUCTURE = 2
 MAX_Z3_ROWS = 48
@@ -70,9 +73,9 @@ class SearchResult:
 
 
 @cache
-def _ring_minima(d: int, qb: int, sigma2: float) -> tuple[float, float, float]:
+def _ring_minima(d: int, q: int, sigma2: float) -> tuple[float, float, float]:
     """(min key-switch variance, min d·E[x²]·t over gadget lengths, min gadget length)."""
-    g = _grid(d, qb, sigma2)
+    g = _grid(d, q, sigma2)
     return float(g.ks_l.min()), float((d * g.eg * g.tg).min()), float(g.tl.min())
 
 
@@ -84,40 +87,22 @@ def _lower_bounds(s: Structure, options: Options, profile: Any) -> tuple[float, 
         return lower_bounds_variant(s, options, profile)
     ring = s.ring
     d, qb, q = ring.poly_len, ring.q_bits, float(ring.modulus.q)
-    L = len(ring.modulus.moduli)
     n, pb, nu1, nu2, inst = s.n, s.pb, s.nu_1, s.nu_2, s.instances
     p = float(1 << pb)
     q1 = 4.0 * p
     sigma2 = options.noise_width**2 / (2 * math.pi)
-    ks_min, fold_min, t_min = _ring_minima(d, qb, sigma2)
+    ks_min, fold_min, t_min = _ring_minima(d, ring.modulus.q, sigma2)
     a = float(1 << nu1)
     v_left = 2.0 * a * sigma2 + a * ks_min + (a - 1.0) * ks_min
-    e_d = (p * p - 1.0) / 12.0 + ((p - 1.0) / 2.0) ** 2 / 10.0
+    e_d = db_coeff_sq(p)
     v_fd = a * d * e_d * (v_left + n * ks_min)
     v_fold_min = v_fd + nu2 * fold_min * (
         sigma2 + n * ks_min)  # v_right ≥ σ² (R ≥ 1 round of fresh noise doubling)
     big_a = (q1 / q) ** 2 * v_fold_min
     vmax = _vmax(inst * n * n * d, options.correctness_log2)
     possible = big_a < vmax
-    # objective lower bound
-    t_fd = profile.scale("first_dimension") * inst * 2.0 ** (nu1 + nu2) * n * n * d * L * \
-        (n + 1) * profile.op_seconds["fd"]
-    # every other stage at its cheapest gadget choice (each a sum of non-negative terms)
-    ntt = profile.ntt(d)
-    mac, dec, aut = (profile.op_seconds[k] for k in ("mac", "decomp", "auto"))
-    ks_sec = (t_min + 2) * L * ntt + 2 * t_min * L * d * mac + t_min * d * dec + 2 * L * d * aut
-    t_exp = profile.scale("expansion") * a * ks_sec  # ≥ (2^nu_1 − 1) left + 1 right key switch
-    conv = (t_min + 1) * L * ntt + t_min * d * dec
-    conv2 = (2 * t_min + 1) * L * ntt + 2 * t_min * d * dec
-    t_conv = profile.scale("conversion") * (
-        a * (conv + (n + 1) * n * t_min * L * d * mac)
-        + nu2 * t_min * (conv2 + (n + 1) * (n + 2) * t_min * L * d * mac))
-    t_fold = profile.scale("folding") * inst * (2.0**nu2 - 1) * (
-        (n + 1) * n * (1 + t_min) * L * ntt + (n + 1) * n * t_min * d * dec
-        + (n + 1) ** 2 * n * t_min * L * d * mac)
-    t_fd += t_exp + t_conv + t_fold
-    t_ms = profile.scale("modswitch") * inst * ((n + 1) * n * L * profile.ntt(d)
-                                                + (n + 1) * n * d * profile.op_seconds["ms"])
+    # objective lower bound: every gadget length at its smallest (time grows with each)
+    t = time_lower_bound("spiral", s, t_min, profile)
     bits_tab, q2_tab = _q2_table(d)
     ok = [int(b) for b, v in zip(bits_tab, q2_tab, strict=True) if q1 < v < q]
     if not ok:
@@ -127,9 +112,9 @@ def _lower_bounds(s: Structure, options: Options, profile: Any) -> tuple[float, 
     if resp > options.max_response_bytes or query > options.max_query_bytes:
         return math.inf, False
     if options.objective == "dollars":
-        lb = options.prices.dollars(t_fd + t_ms, resp)
+        lb = options.prices.dollars(t, resp)
     elif options.objective == "time":
-        lb = t_fd + t_ms
+        lb = t
     elif options.objective == "response":
         lb = float(resp)
     else:
@@ -224,7 +209,7 @@ def z3_choose(rows: list[Row], options: Options, top: int) -> list[Row]:
         opt.add(resp <= int(options.max_response_bytes))
     if math.isfinite(options.max_query_bytes):
         opt.add(qry <= int(options.max_query_bytes))
-    opt.add(v["nu_1"] >= 1, v["n"] >= 1, log2_p >= 1, log2_p <= 16)
+    opt.add(v["nu_1"] >= 1, v["n"] >= 1, log2_p >= 1, log2_p <= MAX_LOG2_P)
     opt.minimize(cost)
     chosen: list[Row] = []
     for _ in range(max(top, 1)):

@@ -59,10 +59,8 @@ def evaluate_variant(s: Any, records: int, record_size: int, options: Any, profi
     stream, pack = is_stream(variant), is_pack(variant)
     ring = s.ring
     d, qb, q = ring.poly_len, ring.q_bits, float(ring.modulus.q)
-    L = len(ring.modulus.moduli)
     n, pb, nu1, nu2, inst = s.n, s.pb, s.nu_1, s.nu_2, s.instances
     nc = 1 if pack else n
-    inst_c = inst * n * n if pack else inst
     p = float(1 << pb)
     q1 = 4.0 * p
     sigma2 = options.noise_width**2 / (2 * math.pi)
@@ -71,32 +69,18 @@ def evaluate_variant(s: Any, records: int, record_size: int, options: Any, profi
     e_d = db_coeff_sq(1 << pb)
     coeffs = inst * n * n * d
     vmax = m._vmax(coeffs, options.correctness_log2)
-    allowed = m._allowed(d, qb, sigma2, nc, nu1, nu2, (q1 / q) ** 2, e_d, vmax)
+    qi = ring.modulus.q
+    allowed = m._allowed(d, qi, sigma2, nc, nu1, nu2, (q1 / q) ** 2, e_d, vmax)
     if stream:
         allowed = ((1,), (1,), allowed[2], allowed[3])  # expansion gadgets unused
-    g = m._grid(d, qb, sigma2, allowed)
+    g = m._grid(d, qi, sigma2, allowed)
 
     # --- noise (noise.py) ---
     digits = nu2 * g.tg
     big_r = 1 + m._ceil_log2_arr(digits)
-    pow_r = np.exp2(big_r.astype(np.float64))
     rounds = np.maximum(nu1 + 1, big_r)
-    if stream:
-        v_left = np.full(g.tl.shape, sigma2)
-        v_right = np.full(g.tl.shape, sigma2)
-        v_shared = np.zeros(g.tl.shape)
-    else:
-        h = np.exp2(rounds - 1.0)
-        v_left = 2.0 * h * sigma2 + h * g.ks_r + (h - 1.0) * g.ks_l
-        v_right = pow_r * sigma2 + (pow_r - 1.0) * g.ks_r
-        v_shared = h * (2.0 * sigma2 + g.ks_r)  # noise.py: coherent pre-split error
-    v_top = g.conv_top + d * vs * v_right
-    v_fd = a * d * e_d * (v_left + nc * g.ks_c) + \
-        noise.coherent_k(d) * d * a * ((p - 1.0) / 2.0) ** 2 * v_shared  # as noise.py
-    per_fold = d * g.eg * g.tg * (v_top + v_right + nc * g.ks_c)
-    v_fold = v_fd + nu2 * per_fold
-    if pack:
-        v_fold = v_fold + n * g.ks_c
+    v_fold = noise.chain(variant, d, qi, sigma2, vs, n, nu1, nu2, p, g.tl, g.tr, g.tc,
+                         g.tg).v_final  # pack: after the packing key switch
     big_a = (q1 / q) ** 2 * v_fold
     slack = vmax - big_a
     bits_tab, q2_tab = m._q2_table(d)
@@ -124,38 +108,7 @@ def evaluate_variant(s: Any, records: int, record_size: int, options: Any, profi
         query = 64 + -(-(d * qb) // 8)
 
     # --- time (cost.py) ---
-    ntt = profile.ntt(d)
-    mac, dec, aut = (profile.op_seconds[k] for k in ("mac", "decomp", "auto"))
-
-    def ks_sec(t: np.ndarray) -> np.ndarray:
-        return (t + 2) * L * ntt + 2 * t * L * d * mac + t * d * dec + 2 * L * d * aut
-
-    sc = profile.scale
-    if stream:
-        t_exp = np.zeros(g.tl.shape)
-    else:
-        n_left = np.zeros_like(g.tl, dtype=np.float64)
-        n_right = np.ones_like(g.tl, dtype=np.float64)
-        for r in range(1, log2d + 1):
-            n_left += np.where(r < rounds, min(2.0 ** (r - 1), a), 0.0)
-            n_right += np.where(r < big_r, np.minimum(2.0 ** (r - 1), digits), 0.0)
-        t_exp = sc("expansion") * (n_left * ks_sec(g.tl) + n_right * ks_sec(g.tr))
-    conv = (g.tc + 1) * L * ntt + g.tc * d * dec
-    conv2 = (2 * g.tc + 1) * L * ntt + 2 * g.tc * d * dec
-    t_conv = sc("conversion") * (a * (conv + (nc + 1) * nc * g.tc * L * d * mac)
-                                 + nu2 * g.tg * (conv2 + (nc + 1) * (nc + 2) * g.tc * L * d * mac))
-    t_fd = sc("first_dimension") * inst_c * 2.0 ** (nu1 + nu2) * nc * nc * d * L * (nc + 1) * \
-        profile.op_seconds["fd"]
-    folds = inst_c * (2.0**nu2 - 1)
-    t_fold = sc("folding") * folds * ((nc + 1) * nc * (1 + g.tg) * L * ntt
-                                      + (nc + 1) * nc * g.tg * d * dec
-                                      + (nc + 1) ** 2 * nc * g.tg * L * d * mac)
-    ms_sec = inst * ((n + 1) * n * L * ntt + (n + 1) * n * d * profile.op_seconds["ms"])
-    if pack:
-        ms_sec = ms_sec + inst * (n * n * (g.tc + 1) * L * ntt + n * n * g.tc * d * dec
-                                  + (n + 1) * n * n * g.tc * L * d * mac)
-    t_ms = sc("modswitch") * ms_sec
-    seconds = t_exp + t_conv + t_fd + t_fold + t_ms
+    seconds = m.time_seconds(variant, s, g, profile)
 
     feasible &= (params_bytes <= options.max_params_bytes) & (
         response <= options.max_response_bytes) & (query <= options.max_query_bytes)
@@ -174,14 +127,12 @@ def lower_bounds_variant(s: Any, options: Any, profile: Any) -> tuple[float, boo
     stream, pack = is_stream(variant), is_pack(variant)
     ring = s.ring
     d, qb, q = ring.poly_len, ring.q_bits, float(ring.modulus.q)
-    L = len(ring.modulus.moduli)
     n, pb, nu1, nu2, inst = s.n, s.pb, s.nu_1, s.nu_2, s.instances
     nc = 1 if pack else n
-    inst_c = inst * n * n if pack else inst
     p = float(1 << pb)
     q1 = 4.0 * p
     sigma2 = options.noise_width**2 / (2 * math.pi)
-    ks_min, fold_min, t_min = _ring_minima(d, qb, sigma2)
+    ks_min, fold_min, t_min = _ring_minima(d, ring.modulus.q, sigma2)
     a = float(1 << nu1)
     v_left = sigma2 if stream else 2.0 * a * sigma2 + a * ks_min + (a - 1.0) * ks_min
     e_d = db_coeff_sq(1 << pb)
@@ -191,27 +142,7 @@ def lower_bounds_variant(s: Any, options: Any, profile: Any) -> tuple[float, boo
         v_fold_min += n * ks_min
     vmax = m._vmax(inst * n * n * d, options.correctness_log2)
     possible = (q1 / q) ** 2 * v_fold_min < vmax
-    ntt = profile.ntt(d)
-    mac, dec, aut = (profile.op_seconds[k] for k in ("mac", "decomp", "auto"))
-    t = profile.scale("first_dimension") * inst_c * 2.0 ** (nu1 + nu2) * nc * nc * d * L * \
-        (nc + 1) * profile.op_seconds["fd"]
-    if not stream:
-        ks_sec = (t_min + 2) * L * ntt + 2 * t_min * L * d * mac + t_min * d * dec + \
-            2 * L * d * aut
-        t += profile.scale("expansion") * a * ks_sec
-    conv = (t_min + 1) * L * ntt + t_min * d * dec
-    conv2 = (2 * t_min + 1) * L * ntt + 2 * t_min * d * dec
-    t += profile.scale("conversion") * (
-        a * (conv + (nc + 1) * nc * t_min * L * d * mac)
-        + nu2 * t_min * (conv2 + (nc + 1) * (nc + 2) * t_min * L * d * mac))
-    t += profile.scale("folding") * inst_c * (2.0**nu2 - 1) * (
-        (nc + 1) * nc * (1 + t_min) * L * ntt + (nc + 1) * nc * t_min * d * dec
-        + (nc + 1) ** 2 * nc * t_min * L * d * mac)
-    ms = inst * ((n + 1) * n * L * ntt + (n + 1) * n * d * profile.op_seconds["ms"])
-    if pack:
-        ms += inst * (n * n * (t_min + 1) * L * ntt + n * n * t_min * d * dec
-                      + (n + 1) * n * n * t_min * L * d * mac)
-    t += profile.scale("modswitch") * ms
+    t = m.time_lower_bound(variant, s, t_min, profile)  # every gadget length at its smallest
     bits_tab, q2_tab = m._q2_table(d)
     ok = [int(b) for b, v in zip(bits_tab, q2_tab, strict=True) if q1 < v < q]
     if not ok:

@@ -69,7 +69,37 @@ void bench_mul_add(benchmark::State& st, Shape s, Path path, bool lazy) {
   st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * n));
 }
 
+// Streaming read: bytes per second of one thread reading 64-bit words (a sum vectorised for
+// the widest instruction set the CPU has, as the first-dimension kernel reads). 1 GiB is far
+// larger than the last-level cache (the first dimension's memory traffic); the smaller sizes
+// show up to where data stays cache resident. The cost model (optimizer/cost.py) divides the
+// preprocessed database bytes by the 1 GiB figure.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+std::uint64_t sum_words(const std::uint64_t* p, std::size_t words) {
+  std::uint64_t s[8] = {};
+  for (std::size_t i = 0; i + 8 <= words; i += 8)
+    for (std::size_t l = 0; l < 8; ++l) s[l] += p[i + l];
+  std::uint64_t t = 0;
+  for (std::uint64_t x : s) t += x;
+  return t;
+}
+
+void bench_stream_read(benchmark::State& st, std::size_t mib) {
+  const std::size_t words = mib * (std::size_t{1} << 20) / sizeof(std::uint64_t);
+  AlignedBuffer<std::uint64_t> buf(words);
+  for (std::size_t i = 0; i < words; ++i) buf.data()[i] = i * 0x9E3779B97F4A7C15ULL;
+  for (auto _ : st) {
+    benchmark::DoNotOptimize(sum_words(buf.data(), words));
+  }
+  st.SetBytesProcessed(static_cast<std::int64_t>(st.iterations() * words * sizeof(std::uint64_t)));
+}
+
 void register_all() {
+  for (std::size_t mib : {4, 16, 64, 1024})  // cache-resident sizes, then memory
+    benchmark::RegisterBenchmark(("stream_read/" + std::to_string(mib)).c_str(), bench_stream_read, mib)
+        ->Unit(benchmark::kMillisecond);
   for (Path path : available_paths()) {
     const std::string pn = path_name(path);
     for (const Shape& s : kShapes) {
