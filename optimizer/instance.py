@@ -70,7 +70,6 @@ ANSWER_STAGES = ("first_dimension", "folding", "packing", "modswitch")
 PACKING_VARIANTS = ("pack", "stream_pack")
 
 
-
 def prepared_query_bytes(params: dict[str, Any]) -> int:
     """Memory held by one prepared query in the runtime (variants.hpp ``PreparedQuery``):
     2^nu_1 first-dimension (n+1)×n matrices and nu_2 GSW (n+1)×(n+1)·t_gsw matrices of NTT
