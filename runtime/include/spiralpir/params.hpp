@@ -270,9 +270,21 @@ struct Derived {
                 "sparse_ternary needs 0 < secret_plus + secret_minus <= poly_len");
   static_assert(n >= 1 && n <= 8, "n in [1, 8]");
   static_assert(nu_1 >= 1 && nu_2 <= 20 && nu_1 + nu_2 <= 30, "nu_1 >= 1, nu_1 + nu_2 <= 30");
-  static_assert(P::p >= 2 && std::has_single_bit(static_cast<std::uint64_t>(P::p)) && log2_p <= 16,
-                "p must be a power of two in [2, 2^16]");
-  static_assert(P::q2_bits >= 14 && P::q2_bits <= 32 && q2 != 0, "q2_bits in [14, 32] with an NTT-friendly prime below 2^q2_bits");
+  // p ≤ 2^30: q1 = 4p ≤ 2^32 keeps every response coefficient and the client's rounding in
+  // 64-bit words, and the item layout's log2_p-bit fields in one BitReader word. The database
+  // stores a centred coefficient v ∈ [−p/2, p/2) as p_i − |v| or v without reducing mod p_i
+  // (database.hpp plaintext_polys), hence p/2 < every CRT prime.
+  static_assert(P::p >= 2 && std::has_single_bit(static_cast<std::uint64_t>(P::p)) && log2_p <= 30,
+                "p must be a power of two in [2, 2^30]");
+  static constexpr std::uint64_t min_prime() {
+    std::uint64_t m = ~std::uint64_t{0};
+    for (std::size_t i = 0; i < num_primes; ++i) m = ring::primes[i] < m ? ring::primes[i] : m;
+    return m;
+  }
+  static_assert(P::p / 2 < min_prime(), "p/2 must be below every CRT prime (centred database coefficients)");
+  // q2 < 2^48: the client's NTT and pointwise products mod q2 (native kernels for q2 ≥ 2^30)
+  // take moduli below 2^50; 4p < q2 needs q2_bits ≥ log2_p + 3.
+  static_assert(P::q2_bits >= 14 && P::q2_bits <= 48 && q2 != 0, "q2_bits in [14, 48] with an NTT-friendly prime below 2^q2_bits");
   static_assert(u128{q2} < q && q1 < q2, "need 4p < q2 < q");
   static_assert(P::t_gsw >= 1 && P::t_conv >= 1 && P::t_exp_left >= 1 && P::t_exp_right >= 1, "gadget lengths >= 1");
   static_assert(P::t_gsw <= q_bits && P::t_conv <= q_bits && P::t_exp_left <= q_bits && P::t_exp_right <= q_bits,

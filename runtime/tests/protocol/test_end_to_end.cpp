@@ -56,3 +56,4 @@ TEST(EndToEnd, Spiral2e20x256bReducedNu) { run_end_to_end<insecure_spiral_2e20x2
 TEST(EndToEnd, SlowSpiral2e14x100kbReducedNu) { run_end_to_end<insecure_spiral_2e14x100kb_ci>(2); }
 TEST(EndToEnd, SlowTernarySecretN1) { run_end_to_end<insecure_ternary_n1_ci>(2); }
 TEST(EndToEnd, SlowSparseTernarySecret) { run_end_to_end<insecure_sparse_n2_ci>(2); }
+TEST(EndToEnd, LargePlaintextModulus) { run_end_to_end<insecure_large_p_ci>(2); }

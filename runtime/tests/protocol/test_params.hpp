@@ -62,4 +62,16 @@ struct insecure_sparse_n2_ci : insecure_spiral_2e20x256b {
   static constexpr std::uint64_t num_records = 500;
 };
 
+/// Large plaintext modulus p = 2^24 (above the former 2^16 cap): three CRT primes (q ~ 2^84),
+/// q2 of 40 bits (> 2^32: q1 = 4p = 2^26), n = 2, CI-sized (2^5 plaintexts of 24 KiB).
+using large_p_ring = RingSpec<2048, 268369921ULL, 268361729ULL, 268271617ULL>;
+struct insecure_large_p_ci : insecure_spiral_2e20x256b {
+  using ring = large_p_ring;
+  static constexpr unsigned nu_1 = 3, nu_2 = 2;
+  static constexpr std::uint64_t p = std::uint64_t{1} << 24;
+  static constexpr unsigned q2_bits = 40;
+  static constexpr unsigned t_gsw = 7, t_conv = 7, t_exp_left = 6, t_exp_right = 28;
+  static constexpr std::uint64_t db_item_size = 24576, num_records = 30, record_size = 24576;
+};
+
 }  // namespace spiralpir::testing

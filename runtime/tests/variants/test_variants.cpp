@@ -149,6 +149,7 @@ TEST(Variants, StreamPack2e14x100kb) { run_end_to_end<insecure_streampack_2e14x1
 TEST(Variants, Pack2e14x100kb) { run_end_to_end<insecure_pack_2e14x100kb_ci>(1); }
 TEST(Variants, Stream2e14x100kb) { run_end_to_end<insecure_stream_2e14x100kb_ci>(1); }
 TEST(Variants, PackN3Ternary) { run_end_to_end<insecure_pack_n3_ci>(2); }
+TEST(Variants, StreamPackLargePlaintextModulus) { run_end_to_end<insecure_streampack_large_p_ci>(2); }
 
 TEST(Streaming, Vanilla) { run_streaming<insecure_spiral_2e20x256b_ci>(3); }
 TEST(Streaming, Stream) { run_streaming<insecure_stream_2e20x256b_ci>(3); }

@@ -33,4 +33,9 @@ struct insecure_pack_n3_ci : insecure_spiral_2e20x256b_ci {
   static constexpr std::uint64_t num_records = 700;
 };
 
+/// stream_pack at a large plaintext modulus (p = 2^24, q2 40 bits; ../protocol/test_params.hpp)
+struct insecure_streampack_large_p_ci : insecure_large_p_ci {
+  static constexpr Variant variant = Variant::stream_pack;
+};
+
 }  // namespace spiralpir::testing
