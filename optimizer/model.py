@@ -339,7 +339,7 @@ def evaluate(s: Structure, records: int, record_size: int, options: Options,
     big_r = 1 + _ceil_log2_arr(digits)
     rounds = np.maximum(nu1 + 1, big_r)
     v_fold = noise.chain("spiral", d, qi, sigma2, vs, n, nu1, nu2, p, g.tl, g.tr, g.tc,
-                         g.tg).v_final
+                         g.tg).v_fail  # FAILURE_MARGIN included (noise.py)
     big_a = (q1 / q) ** 2 * v_fold
     slack = vmax - big_a
     bits_tab, q2_tab = _q2_table(d)

@@ -1,66 +1,80 @@
-"""Noise model of vanilla SPIRAL: per-stage error variances and the response failure probability.
+"""Noise model of the SPIRAL family: per-stage error variances and the response failure probability.
 
-Owns the variance of every server stage (as the runtime implements it, runtime/FORMATS.md and
-the protocol headers) and the log2 probability that a whole response decodes wrongly.
+Every term is derived from what the runtime computes (server.hpp, keys.hpp, variants.hpp,
+protocol_common.hpp); nothing is fitted. Heuristic as in the SPIRAL paper: error coefficients
+are independent and zero-mean unless a shared source is named below, and a sum of many products
+is Gaussian. Variances are per coefficient, averaged over the coefficients of a stage's cts.
+Checked against the runtime's noise hook (runtime/include/spiralpir/noise.hpp) in
+tests/optimizer/test_measured.py and tests/variants/test_variant_measured.py (every stage
+within a factor 2, on measurements that tests/optimizer/measure_noise.py re-takes).
 
-Model (central-limit heuristic: error coefficients are treated as independent, zero-mean, and
-a sum of many products as Gaussian; variances are per coefficient, averaged over the
-coefficients of a ciphertext's error):
-
-* fresh error: σ² = s²/2π for width s; secret variance Var(s) = σ² (gaussian), 2/3 (ternary),
+Sources:
+* fresh error σ² = s²/2π (width s); secret variance Var(s) = σ² (gaussian), 2/3 (ternary),
   (PLUS+MINUS)/d (sparse ternary).
-* gadget digit (signed, base z = 2^b, uniform input): E[x²] = (z² + 2)/12.
-* key switching with gadget length t: v_ks(t) = t · d · E[x²] · σ²  (Σ_k digit_k · e_k).
-* coefficient expansion (runtime: ServerStages::expand): every round maps each ciphertext to
-  ct ± τ(ct) (τ an automorphism followed by a key switch), so the mean variance doubles and
-  gains one v_ks. Round 0 uses the right key (t_exp_right); first-dimension (even) nodes then
-  run ALL remaining rounds 1..rounds−1 with t_exp_left (rounds = max(nu_1+1, rounds_right));
-  GSW-digit (odd) nodes stop after rounds_right rounds, all with t_exp_right:
-      v_left  = 2^rounds σ² + 2^(rounds−1) v_ks(t_exp_right) + (2^(rounds−1) − 1) v_ks(t_exp_left)
-      v_right = 2^R σ² + (2^R − 1) v_ks(t_exp_right),   R = rounds_right.
-* ScalToMat (t_conv): diagonal entries v_left + v_ks(t_conv), off-diagonal v_ks(t_conv); per
-  row of the n×n error: v_left + n·v_ks(t_conv); mean per entry (v_left + n·v_ks(t_conv))/n.
-* RegevToGSW: the I_n blocks as ScalToMat of the right-branch ciphertexts; the −s·g block from
-  the conversion key (2·t_conv digits of a and b): v_top = 2·t_conv·d·E[x²]·σ² + d·Var(s)·v_right;
-  mean per entry of the n × (n+1)t_gsw error: (v_top + v_right + n·v_ks(t_conv))/(n+1).
-* first dimension: Σ_i C_i · D_i over 2^nu_1 plaintexts with coefficients uniform in [0, p):
-      v_fd = 2^nu_1 · d · E_D · (v_left + n·v_ks(t_conv)) + K·d·2^nu_1·E[D]²·v_shared,
-  v_shared = 2^(rounds−1)·(2σ² + v_ks(t_exp_right)) is the error every first-dimension ct
-  inherits from before the split; it adds up coherently (K = COHERENT_K, measured);
-  E_D = Var(D) + E[D]²/10
-  (see db_coeff_sq: the E[D]² part mostly cancels, measured).
-* folding: each of the nu_2 external products adds
-      d · E[x_gsw²] · t_gsw · (v_top + v_right + n·v_ks(t_conv)).
+* gadget digits (`digit_moments`): the runtime decomposes the centred representative v of a
+  uniform value mod q (|v| ≤ q/2) in balanced base z = 2^b, b = ⌈log2 q / t⌉: digits 0..t−2
+  are uniform on [−z/2, z/2) (E[g²] = (z² + 2)/12, E[g] = −1/2); the top digit is what is
+  left, floor((v + m)/z^(t−1)) with m the lower digits' offset, computed exactly — it is much
+  smaller than z when t·b > log2 q (e.g. t = 3 on a 54-bit q: |top| ≤ 2^17, not 2^18).
+* key switching with gadget length t: Σ_j g_j·e_j over t digit polys g_j and independent key
+  errors e_j (negacyclic products: d terms each) → v_ks(t) = d·σ²·Σ_j E[g_j²].
+* coefficient expansion (ServerStages::expand): each round maps ct → ct ± τ(ct) with one key
+  switch on τ(ct); the phase's error is projected onto half of the coefficients and doubled,
+  so the mean variance doubles per round and gains v_ks. Round 0 uses the right key; the
+  first-dimension (even) cts run rounds 1..R−1 with the left key (R = rounds); the GSW-digit
+  (odd) cts run R' = rounds_right rounds, all with the right key:
+      v_left  = 2^R σ² + 2^(R−1) v_ks(t_exp_right) + (2^(R−1) − 1) v_ks(t_exp_left)
+      v_right = 2^R' σ² + (2^R' − 1) v_ks(t_exp_right).
+  SpiralStream uploads the cts instead: v_left = v_right = σ² (fresh encryptions).
+* ScalToMat (t_conv): entry (i, i) gets v_left + v_ks(t_conv), entries (i, j ≠ i) v_ks(t_conv)
+  (every row of the key has its own error): mean per entry (v_left + n·v_ks(t_conv))/n.
+* RegevToGSW: block 0 = −s·(digit ct error) + 2·t_conv key digits (a's and b's digits):
+  v_top = d·Var(s)·v_right + 2·v_ks(t_conv); blocks 1..n are ScalToMat of the digit ct:
+  mean per entry of the n × (n+1)·t_gsw error (v_top + v_right + n·v_ks(t_conv))/(n+1).
+* first dimension: Σ_i C_i·D_i over 2^ν1 cts; database coefficients are the centred
+  representatives of uniform values, uniform on [−p/2, p/2): E[D²] = (p² + 2)/12, mean −1/2.
+  Independent errors give 2^ν1·d·E[D²]·(v_left + n·v_ks(t_conv)) per entry. One shared
+  source adds coherently: the ScalToMat key error e (one per key column and row, used by all
+  2^ν1 cts) times the digits' mean −1/2 times the data's mean −1/2 — Σ_i g_i·D_i has a mean
+  polynomial 2^ν1·μ_g·μ_D·Σ_j (2j + 2 − d)x^j (negacyclic product of two constant
+  polynomials), so per entry n·σ²·(2^ν1·μ_D)²·(Σ_k E[g_k]²)·d(d² + 2)/3 (`v_fd_coherent`;
+  negligible unless p and the conversion base are both small).
+* folding: each external product adds the GSW error times t_gsw digits of the (uniform)
+  ct entries over n+1 rows: per fold d·Σ_k E[g_k²]·(v_top + v_right + n·v_ks(t_conv)).
+* SpiralPack: computation with n = 1 over n² sub-databases, then the packing key switch adds
+  the errors of n key-switching matrices (n·t_conv digits per entry): + n·v_ks(t_conv).
 * modulus switching: row 0 to q2, rows 1..n to q1 = 4p. The client's integer error e is
   round(Y + g) − round(Y) with Y's fractional part uniform and g Gaussian with variance
-  (q1/q)²·v_fold + (q1/q2)²·d·Var(s)/12, so P(e = k | g) = max(0, 1 − |g − k|); decoding
-  fails iff e ≥ 2 or e ≤ −3: P(fail) = ∫_{1−ε}^{3−ε} Q(x/σ_g) dx (ε: the Δ offset). The
-  measured `modswitch` stage is e: E[e²] = E[g² + {g}(1−{g})].
+  (q1/q)²·v + (q1/q2)²·d·Var(s)/12 (the s·(row-0 rounding) term), so
+  P(e = k | g) = max(0, 1 − |g − k|); decoding fails iff e ≥ 2 or e ≤ −3:
+  P(fail) = ∫_{1−ε}^{3−ε} Q(x/σ_g) dx (ε: the Δ offset). The measured `modswitch` stage is e:
+  E[e²] = E[g² + {g}(1−{g})].
 * a response fails if any of its instances·n²·d coefficients does: union bound.
+* margin: the failure probability is computed for FAILURE_MARGIN × the predicted variance
+  of the modulus-switching input (the stage variances themselves are the unbiased model).
+  Across the reference measurements the largest measured/predicted ratio of any stage is
+  1.32 and of that input 1.25 (shared-error terms fluctuate with the client's key), so
+  1.5 keeps the predicted failure probability above what every measurement implies; it
+  costs 0.3 bits of p.
 
-`stage_variances(params)` returns the per-stage variances (keys `STAGES`);
-`log2_failure(params)` the log2 failure probability of one response. The same formulas are
-used in vectorized form by the search (`NoiseTerms`).
+`stage_variances(params)` returns the per-stage variances (keys `STAGES`, `fold_r`, `packing`);
+`log2_failure(params)` the log2 failure probability of one response. `chain(...)` is the same
+computation over numpy arrays of gadget lengths (the search's vectorized model calls it), so
+the two cannot drift.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cache
+from typing import Any
 
+import numpy as np
 from spiralpir.optimizer.params import Parameters
 
 CORRECTNESS_LOG2 = -40.0  # default: failure probability ≤ 2^-40 per query
-# Empirical: the shared (pre-split) expansion error can enter the first dimension coherently
-# through the mean of the plaintext coefficients (and of the gadget digits). Measured (runtime
-# noise hook, d = 2048): excess = K·d·2^ν1·E[D]²·v_shared with K = 227 and 132 on two sets
-# (ν1 = 5 and 8), about 0 on a third (n 3, t_exp 27/27, current runtime); K = 256 (scaled with
-# d/2048 above 2048, untested) is an upper allowance, so predictions may be conservative there.
-COHERENT_K = 256.0
-
-
-def coherent_k(d: int) -> float:
-    return COHERENT_K * max(1.0, d / 2048.0)
+FAILURE_MARGIN = 1.5  # variance factor of the failure probability (module docstring)
 
 STAGES = (  # the runtime noise hook's stage names (runtime/include/spiralpir/noise.hpp)
     "expansion",
@@ -73,10 +87,77 @@ STAGES = (  # the runtime noise hook's stage names (runtime/include/spiralpir/no
 )
 
 
+def coherent_k(d: int) -> float:
+    """Deprecated (the fitted coherent allowance of an earlier model): always 0. Kept so that
+    callers written against it keep working until they call `chain`."""
+    return 0.0
+
+
 def digit_sq(base_bits: int) -> float:
-    """E[x²] of a signed gadget digit in [−z/2, z/2), z = 2^base_bits."""
+    """E[x²] of a digit uniform on [−z/2, z/2), z = 2^base_bits (every digit but the top)."""
     z = float(1 << base_bits)
     return (z * z + 2.0) / 12.0
+
+
+@cache
+def _top_digit_moments(q: int, base_bits: int, t: int) -> tuple[float, float]:
+    """(E[T], E[T²]) of the top digit T = floor((v + m) / Z), Z = 2^(b·(t−1)), for v uniform
+    on the centred integers (−q/2, q/2] (q odd) and m = (z/2)·(Z−1)/(z−1), the offset that
+    makes the t−1 balanced lower digits (each in [−z/2, z/2)) cover [−m, Z − 1 − m]."""
+    z = 1 << base_bits
+    big_z = z ** (t - 1)
+    m = (z // 2) * (big_z - 1) // (z - 1) if t > 1 else 0
+    lo, hi = -(q // 2) + m, q // 2 + m  # v + m ranges over [lo, hi]
+    shift = (-lo // big_z + 1) * big_z if lo < 0 else 0  # make it non-negative
+
+    def sums(n: int) -> tuple[int, int]:  # Σ_{x<n} floor(x/Z), Σ_{x<n} floor(x/Z)²
+        k, r = divmod(n, big_z)
+        s1 = big_z * k * (k - 1) // 2 + r * k
+        s2 = big_z * (k - 1) * k * (2 * k - 1) // 6 + r * k * k
+        return s1, s2
+
+    a1, a2 = sums(lo + shift)
+    b1, b2 = sums(hi + shift + 1)
+    c = shift // big_z  # floor((x + shift)/Z) = floor(x/Z) + c
+    cnt = hi - lo + 1
+    s1, s2 = b1 - a1, b2 - a2
+    e1 = s1 - c * cnt  # Σ floor(x/Z)
+    e2 = s2 - 2 * c * s1 + c * c * cnt  # Σ (floor − c)²
+    return e1 / cnt, e2 / cnt
+
+
+@cache
+def _digit_table(q: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per gadget length t (index), (Σ_j E[g_j²], Σ_j E[g_j]²) of the runtime's decomposition
+    of a uniform value mod q (gadget.hpp / protocol_common.hpp decompose_ntt_into)."""
+    q_bits = q.bit_length()
+    s_sq = np.full(q_bits + 1, np.inf)
+    s_mean = np.full(q_bits + 1, np.inf)
+    for t in range(1, q_bits + 1):
+        b = -(-q_bits // t)
+        mean_top, sq_top = _top_digit_moments(q, b, t)
+        s_sq[t] = (t - 1) * digit_sq(b) + sq_top
+        s_mean[t] = (t - 1) * 0.25 + mean_top * mean_top
+    return s_sq, s_mean
+
+
+def digit_moments(t: Any, q: int) -> tuple[Any, Any]:
+    """(Σ_j E[g_j²], Σ_j E[g_j]²) over the t digits of a uniform value mod q; t an int or an
+    integer numpy array (then arrays)."""
+    s_sq, s_mean = _digit_table(q)
+    if isinstance(t, np.ndarray):
+        return s_sq[t], s_mean[t]
+    return float(s_sq[int(t)]), float(s_mean[int(t)])
+
+
+def keyswitch_variance(t: Any, q: int, d: int, sigma2: float) -> Any:
+    """v_ks(t) = d·σ²·Σ_j E[g_j²]: the error a key switch with gadget length t adds."""
+    return d * sigma2 * digit_moments(t, q)[0]
+
+
+def v_ks(t: int, base_bits: int, d: int, sigma2: float) -> float:
+    """Deprecated upper bound (every digit as wide as the lower ones); use keyswitch_variance."""
+    return t * d * digit_sq(base_bits) * sigma2
 
 
 def secret_variance(kind: str, plus: int, minus: int, sigma2: float, d: int) -> float:
@@ -87,31 +168,88 @@ def secret_variance(kind: str, plus: int, minus: int, sigma2: float, d: int) -> 
     return (plus + minus) / d
 
 
-def db_coeff_sq(p: int) -> float:
-    """Effective E[D²] of plaintext coefficients uniform in [0, p): Var(D) + E[D]²/10.
-
-    Measured (runtime noise hook): the first-dimension noise is well below 2^ν1·d·E[D²]·v — the
-    E[D]² part (D = E[D] + centered) mostly cancels across the expanded ciphertexts (measured
-    residual 0–0.072·E[D]² on five sets). Var(D) + E[D]²/10 stays above those measurements and
-    within a factor 2 of them (tests/optimizer/test_measured.py)."""
-    return (p * p - 1) / 12.0 + ((p - 1) / 2.0) ** 2 / 10.0
+def db_coeff_sq(p: Any) -> Any:
+    """E[D²] of a database coefficient: the centred representative of a uniform value mod p,
+    uniform on [−p/2, p/2) (database.hpp plaintext_polys): (p² + 2)/12 (float or array)."""
+    return (p * p + 2.0) / 12.0
 
 
-def v_ks(t: int, base_bits: int, d: int, sigma2: float) -> float:
-    return t * d * digit_sq(base_bits) * sigma2
+DB_COEFF_MEAN = -0.5  # mean of a coefficient uniform on [−p/2, p/2)
+
+
+@dataclass(frozen=True)
+class Chain:
+    """Variances along the server pipeline (floats, or arrays over gadget choices)."""
+
+    v_left: Any  # first-dimension scalar cts after expansion
+    v_right: Any  # GSW-digit scalar cts after expansion
+    v_conv: Any  # ScalToMat output, mean per entry
+    v_r2g: Any  # RegevToGSW output, mean per entry
+    v_fd: Any  # after the first dimension (incoherent + coherent)
+    v_fd_coherent: Any  # the coherent (shared ScalToMat key error) part of v_fd
+    per_fold: Any  # added by each external product
+    v_fold: Any  # after the last fold
+    v_final: Any  # input of modulus switching (pack: after the packing key switch)
+    v_fail: Any  # FAILURE_MARGIN · v_final: what the failure probability is computed for
+
+
+def chain(variant: str, d: int, q: int, sigma2: float, var_s: float, n: int, nu_1: int,
+          nu_2: int, p: Any, t_exp_left: Any, t_exp_right: Any, t_conv: Any,
+          t_gsw: Any) -> Chain:
+    """The per-stage variances of one response (module docstring); gadget lengths and p may
+    be numpy arrays (broadcast together)."""
+    stream = variant in ("stream", "stream_pack")
+    pack = variant in ("pack", "stream_pack")
+    nc = 1 if pack else n  # the computation's n (pack: n = 1 over n² sub-databases)
+    ks_l = keyswitch_variance(t_exp_left, q, d, sigma2)
+    ks_r = keyswitch_variance(t_exp_right, q, d, sigma2)
+    sq_c, mean_c = digit_moments(t_conv, q)
+    ks_c = d * sigma2 * sq_c
+    sq_g = digit_moments(t_gsw, q)[0]
+    digits = nu_2 * np.asarray(t_gsw)
+    # rounds_right = 1 + ceil(log2(ν2·t_gsw)) (1 if ≤ 1 digit); rounds = max(ν1 + 1, that)
+    r_right = 1 + np.where(digits > 1, np.ceil(np.log2(np.maximum(digits, 1))), 0.0)
+    rounds = np.maximum(nu_1 + 1.0, r_right)
+    if stream:  # uploaded fresh encryptions, no expansion
+        v_left = sigma2 + 0.0 * ks_l
+        v_right = sigma2 + 0.0 * ks_r
+    else:
+        h = np.exp2(rounds - 1.0)
+        v_left = 2.0 * h * sigma2 + h * ks_r + (h - 1.0) * ks_l
+        big_r = np.exp2(r_right)
+        v_right = big_r * sigma2 + (big_r - 1.0) * ks_r
+    v_conv = (v_left + nc * ks_c) / nc
+    v_top = d * var_s * v_right + 2.0 * ks_c
+    v_r2g = (v_top + v_right + nc * ks_c) / (nc + 1)
+    a = 2.0**nu_1
+    v_inc = a * d * db_coeff_sq(p) * (v_left + nc * ks_c)
+    v_coh = nc * sigma2 * (a * DB_COEFF_MEAN) ** 2 * mean_c * d * (d * d + 2.0) / 3.0
+    v_fd = v_inc + v_coh
+    per_fold = d * sq_g * (v_top + v_right + nc * ks_c)
+    v_fold = v_fd + nu_2 * per_fold
+    v_final = v_fold + (n * ks_c if pack else 0.0)
+    return Chain(v_left, v_right, v_conv, v_r2g, v_fd, v_coh, per_fold, v_fold, v_final,
+                 FAILURE_MARGIN * v_final)
+
+
+def modswitch_gaussian_variance(v_final: Any, q1: Any, q2: Any, q: int, d: int,
+                                var_s: float) -> Any:
+    """Variance of g (units of q1): the scaled ciphertext error plus s·(row-0 rounding)."""
+    return (q1 / q) ** 2 * v_final + (q1 / q2) ** 2 * d * var_s / 12.0
 
 
 @dataclass(frozen=True)
 class StageNoise:
     """Per-stage mean variances: mod q, except `modswitch` (the decoded integer error in units
     of q1, Gaussian part + the two roundings). `fold_r` is after fold round r; `folding` the
-    last one (= the input of modulus switching)."""
+    last one (= the input of modulus switching, or of packing). `sigma_final` is the standard
+    deviation of g (no margin); `log2_failure` includes FAILURE_MARGIN."""
 
     variances: dict[str, float]
     sigma_final: float
     log2_failure: float
     coherent_fraction: float = 0.0  # share of the first-dimension variance that is the
-    # (empirical, conservative) coherent pre-split term
+    # coherent (shared ScalToMat key error × digit mean × data mean) term
 
 
 def _log2_q_tail(x: float) -> float:
@@ -164,59 +302,36 @@ def modswitch_error_sq(sigma_g: float) -> float:
 
 
 def stage_variances(params: Parameters) -> StageNoise:
-    """Per-stage error variances of a response and its failure probability. Variants
-    (optimizer/variants.py): stream — fresh uploaded cts (v_left = v_right = σ²); pack —
-    computation with n = 1, plus n·v_ks(t_conv) from packing before modulus switching."""
+    """Per-stage error variances of a response and its failure probability (any variant)."""
     p = params
-    stream = p.variant in ("stream", "stream_pack")
-    pack = p.variant in ("pack", "stream_pack")
-    nc = 1 if pack else p.n
     d = p.poly_len
     s2 = p.sigma**2
     vs = secret_variance(p.secret_kind, p.secret_plus, p.secret_minus, s2, d)
-    ks_l = v_ks(p.t_exp_left, p.bits_exp_left, d, s2)
-    ks_r = v_ks(p.t_exp_right, p.bits_exp_right, d, s2)
-    ks_c = v_ks(p.t_conv, p.bits_conv, d, s2)
-    a = 2.0**p.nu_1
-    h = 2.0 ** (p.rounds - 1)
-    v_left = 2.0 * h * s2 + h * ks_r + (h - 1.0) * ks_l
-    big_r = 2.0**p.rounds_right
-    v_right = big_r * s2 + (big_r - 1.0) * ks_r
-    if stream:  # no expansion: the uploaded cts are fresh
-        v_left = v_right = s2
-    v_conv = (v_left + nc * ks_c) / nc  # mean per entry of the n×n error
-    v_top = 2.0 * p.t_conv * d * digit_sq(p.bits_conv) * s2 + d * vs * v_right
-    v_r2g = (v_top + v_right + nc * ks_c) / (nc + 1)  # mean per entry of a GSW error
-    # errors injected before the left branch splits (fresh + round-0 key switch) are shared by
-    # every first-dimension ct; with plaintext coefficients of mean E[D] they add up coherently
-    v_shared = 0.0 if stream else h * (2.0 * s2 + ks_r)
-    v_coh = coherent_k(d) * d * a * ((p.p - 1) / 2.0) ** 2 * v_shared
-    v_fd = a * d * db_coeff_sq(p.p) * (v_left + nc * ks_c) + v_coh
-    per_fold = d * digit_sq(p.bits_gsw) * p.t_gsw * (v_top + v_right + nc * ks_c)
-    v_fold = v_fd + p.nu_2 * per_fold
-    v_pack = v_fold + (p.n * ks_c if pack else 0.0)
-    q1, q2, q = p.q1, p.q2, p.q
-    v_g = (q1 / q) ** 2 * v_pack + (q1 / q2) ** 2 * d * vs / 12.0
-    sigma_g = math.sqrt(v_g)
+    c = chain(p.variant, d, p.q, s2, vs, p.n, p.nu_1, p.nu_2, float(p.p), p.t_exp_left,
+              p.t_exp_right, p.t_conv, p.t_gsw)
+    f = {k: float(v) for k, v in vars(c).items()}
+    sigma_g = math.sqrt(float(modswitch_gaussian_variance(f["v_final"], p.q1, p.q2, p.q, d, vs)))
+    sigma_fail = math.sqrt(float(modswitch_gaussian_variance(f["v_fail"], p.q1, p.q2, p.q, d, vs)))
     coeffs = p.instances * p.n * p.n * d
-    eps = max(2.0**-8, 4.0 * p.p * p.p / q)  # the Δ = floor(q/p) offset, at least 2^-8
-    lf = log2_coeff_failure(sigma_g, eps) + math.log2(coeffs)
-    folds = {f"fold_{r}": v_fd + (r + 1) * per_fold for r in range(p.nu_2)}
+    eps = max(2.0**-8, 4.0 * p.p * p.p / p.q)  # the Δ = floor(q/p) offset, at least 2^-8
+    lf = log2_coeff_failure(sigma_fail, eps) + math.log2(coeffs)
+    folds = {f"fold_{r}": f["v_fd"] + (r + 1) * f["per_fold"] for r in range(p.nu_2)}
+    pack = p.variant in ("pack", "stream_pack")
     return StageNoise(
         variances={
-            "expansion": v_left,
-            "expansion_right": v_right,
-            "conversion": v_conv,
-            "conversion_gsw": v_r2g,
-            "first_dimension": v_fd,
+            "expansion": f["v_left"],
+            "expansion_right": f["v_right"],
+            "conversion": f["v_conv"],
+            "conversion_gsw": f["v_r2g"],
+            "first_dimension": f["v_fd"],
             **folds,
-            "folding": v_fold,
-            **({"packing": v_pack} if pack else {}),
+            "folding": f["v_fold"],
+            **({"packing": f["v_final"]} if pack else {}),
             "modswitch": modswitch_error_sq(sigma_g),
         },
         sigma_final=sigma_g,
         log2_failure=min(lf, 0.0),
-        coherent_fraction=v_coh / v_fd if v_fd > 0 else 0.0,
+        coherent_fraction=f["v_fd_coherent"] / f["v_fd"] if f["v_fd"] > 0 else 0.0,
     )
 
 

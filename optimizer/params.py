@@ -57,8 +57,8 @@ MAX_PRIMES = 3
 MAX_PRIME = 1 << 32
 MAX_Q_BITS = 100
 MAX_N = 8
-MAX_LOG2_P = 16  # runtime bound: p ≤ 2^16 (plaintext coefficients and q1 = 4p arithmetic)
-Q2_BITS_RANGE = (14, 32)
+MAX_LOG2_P = 30  # runtime bound (params.hpp): p ≤ 2^30, q1 = 4p ≤ 2^32 in 64-bit words
+Q2_BITS_RANGE = (14, 48)  # runtime: q2 < 2^48 (client NTT/pointwise mod q2 need < 2^50)
 MAX_NU_2 = 20
 MAX_NU_TOTAL = 30
 
@@ -245,6 +245,10 @@ class Parameters:
             raise _err("p", f"must be a power of two >= 2, got {self.p}")
         if self.log2_p > MAX_LOG2_P:
             raise _err("p", f"must be <= 2^{MAX_LOG2_P} (runtime bound), got 2^{self.log2_p}")
+        if self.p // 2 >= min(self.moduli):
+            raise _err("p", f"p/2 must be below every CRT prime (the database stores centred "
+                       f"coefficients as residues), got p = 2^{self.log2_p}, smallest prime "
+                       f"{min(self.moduli)}")
         if self.nu_1 < 1:
             raise _err("nu_1", f"must be >= 1, got {self.nu_1}")
         if not 0 <= self.nu_2 <= MAX_NU_2:

@@ -80,7 +80,7 @@ def evaluate_variant(s: Any, records: int, record_size: int, options: Any, profi
     big_r = 1 + m._ceil_log2_arr(digits)
     rounds = np.maximum(nu1 + 1, big_r)
     v_fold = noise.chain(variant, d, qi, sigma2, vs, n, nu1, nu2, p, g.tl, g.tr, g.tc,
-                         g.tg).v_final  # pack: after the packing key switch
+                         g.tg).v_fail  # pack: after packing; FAILURE_MARGIN included
     big_a = (q1 / q) ** 2 * v_fold
     slack = vmax - big_a
     bits_tab, q2_tab = m._q2_table(d)

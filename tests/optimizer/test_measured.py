@@ -1,9 +1,14 @@
 """The models against what the runtime measured (recorded `bench --json --noise` runs).
 
-tests/optimizer/data/measured/*.json hold generated builds' benchmark reports from this
-machine (see each file's "command"): the runtime's serialized object sizes, its noise hook's
-per-stage variances (decrypting every intermediate ciphertext with the secret key) and its
-per-stage CPU times. Regenerate with build/o/cal/run.sh-style runs (generate, build, bench).
+Noise: every file of tests/optimizer/data/measured/noise/ (re-measure with
+`python tests/optimizer/measure_noise.py`, see each file's "command" and "commit"), of
+tests/optimizer/data/measured/ (generated builds' full benchmark reports of the previous
+session) and of tests/variants/data/measured/ (the variant builds' CI twins) holds the
+runtime noise hook's per-stage variances (runtime/include/spiralpir/noise.hpp decrypts every
+intermediate ciphertext with the secret key). Every stage measured on enough coefficients must
+be within a factor 2 of optimizer/noise.py, and the predicted failure probability must not be
+below what the measured noise implies. Files whose noise predates the runtime's centred
+database coefficients (commit 29e2175) say so in "noise_stale" and are not noise references.
 """
 
 from __future__ import annotations
@@ -13,17 +18,24 @@ import math
 from pathlib import Path
 
 import pytest
-from spiralpir.optimizer.cost import Profile, server_seconds
 from spiralpir.optimizer.noise import (
     CORRECTNESS_LOG2,
     log2_coeff_failure,
+    secret_variance,
     stage_variances,
 )
 from spiralpir.optimizer.params import Parameters
 from spiralpir.optimizer.sizes import Sizes
 
-DATA = sorted((Path(__file__).parent / "data" / "measured").glob("*.json"))
+HERE = Path(__file__).parent
+DATA = sorted((HERE / "data" / "measured").glob("*.json"))
+NOISE_DATA = [
+    path for path in sorted([*DATA, *(HERE / "data" / "measured" / "noise").glob("*.json"),
+                             *(HERE.parent / "variants" / "data" / "measured").glob("*.json")])
+    if "noise_stale" not in json.loads(path.read_text())
+]
 MIN_COUNT = 4096  # stages measured on fewer coefficients are too noisy for a factor-2 check
+EARLY = ("expansion", "expansion_right", "conversion", "conversion_gsw", "first_dimension")
 
 
 def _load(path: Path) -> tuple[Parameters, dict]:
@@ -31,8 +43,40 @@ def _load(path: Path) -> tuple[Parameters, dict]:
     return Parameters.from_literal(doc["params"]), doc["bench"]
 
 
+def _ids(paths: list[Path]) -> list[str]:
+    return [f"{p.parent.name}/{p.stem}" for p in paths]
+
+
+def _compared(p: Parameters, rep: dict) -> dict[str, tuple[float, float]]:
+    """stage -> (predicted, measured) for the stages a factor-2 check applies to. An implicit
+    (cyclic) benchmark database repeats folding indices, so folding there combines identical
+    cts and adds no noise: only the stages up to the first dimension are compared."""
+    pred = stage_variances(p).variances
+    out = {}
+    for stage, m in rep["noise"].items():
+        if stage not in pred or m["count"] < MIN_COUNT or m["variance"] <= 0:
+            continue
+        if rep.get("implicit_db") and stage not in EARLY:
+            continue
+        out[stage] = (pred[stage], m["variance"])
+    return out
+
+
 def test_there_is_measured_data() -> None:
     assert len(DATA) >= 4
+
+
+def test_noise_references_span_the_parameter_space() -> None:
+    """At least four vanilla sets over d = 1024/2048/4096, small and large p (beyond the former
+    2^16 cap), n = 1, 2, 3, and every variant; every reference response decoded correctly."""
+    sets = [_load(path) for path in NOISE_DATA]
+    vanilla = [p for p, _ in sets if p.variant == "spiral"]
+    assert len(vanilla) >= 4
+    assert {p.poly_len for p in vanilla} >= {1024, 2048, 4096}
+    assert min(p.p for p in vanilla) <= 4 and max(p.p for p in vanilla) > 1 << 16
+    assert {p.n for p in vanilla} >= {1, 2, 3}
+    assert {p.variant for p, _ in sets} >= {"spiral", "stream", "pack", "stream_pack"}
+    assert all(rep["correct"] for _, rep in sets)
 
 
 @pytest.mark.parametrize("path", DATA, ids=[p.stem for p in DATA])
@@ -46,59 +90,42 @@ def test_sizes_equal_serialized_objects(path: Path) -> None:
         assert s.preprocessed_db_bytes == rep["preprocessed_db_bytes"]
 
 
-@pytest.mark.parametrize("path", DATA, ids=[p.stem for p in DATA])
+@pytest.mark.parametrize("path", NOISE_DATA, ids=_ids(NOISE_DATA))
 def test_noise_stages_within_factor_two(path: Path) -> None:
     p, rep = _load(path)
-    sn = stage_variances(p)
-    pred = sn.variances
-    # where the empirical coherent allowance dominates the first dimension (noise.COHERENT_K,
-    # an upper bound: measured from ~0 to its full size), later stages may only over-predict
-    coherent = sn.coherent_fraction > 0.5
-    checked = 0
-    for stage, m in rep["noise"].items():
-        if stage not in pred or m["count"] < MIN_COUNT or m["variance"] <= 0:
-            continue
-        ratio = pred[stage] / m["variance"]
-        late = stage not in ("expansion", "expansion_right", "conversion", "conversion_gsw")
-        assert 0.5 <= ratio, (stage, ratio)
-        assert ratio <= 2.0 or (coherent and late), (stage, ratio)
-        checked += 1
-    assert checked >= 5
+    cmp = _compared(p, rep)
+    for stage, (pred, meas) in cmp.items():
+        assert 0.5 <= pred / meas <= 2.0, (stage, pred / meas)
+    assert len(cmp) >= 5
+    assert "first_dimension" in cmp
 
 
-@pytest.mark.parametrize("path", DATA, ids=[p.stem for p in DATA])
+@pytest.mark.parametrize("path", NOISE_DATA, ids=_ids(NOISE_DATA))
 def test_failure_probability_not_below_measurement(path: Path) -> None:
+    """The failure probability the measured input of modulus switching implies (same exact
+    law as the model's) is never above the predicted one."""
     p, rep = _load(path)
     sn = stage_variances(p)
-    last = f"fold_{p.nu_2 - 1}" if p.nu_2 else "first_dimension"
-    v_meas = rep["noise"][last]["variance"]
-    vs = p.sigma**2 if p.secret_kind == "gaussian" else (
-        2 / 3 if p.secret_kind == "ternary" else (p.secret_plus + p.secret_minus) / p.poly_len)
+    noise = rep["noise"]
+    last = "packing" if "packing" in noise else (
+        f"fold_{p.nu_2 - 1}" if p.nu_2 else "first_dimension")
+    v_meas = noise[last]["variance"]
+    vs = secret_variance(p.secret_kind, p.secret_plus, p.secret_minus, p.sigma**2, p.poly_len)
     v_g = (p.q1 / p.q) ** 2 * v_meas + (p.q1 / p.q2) ** 2 * p.poly_len * vs / 12.0
     eps = max(2.0**-8, 4.0 * p.p * p.p / p.q)
     implied = min(0.0, log2_coeff_failure(math.sqrt(v_g), eps) + math.log2(
         p.instances * p.n * p.n * p.poly_len))
-    assert sn.log2_failure >= implied - 0.5
+    assert sn.log2_failure >= implied
     if not rep["correct"]:  # a response that failed to decode must be outside the model
         assert sn.log2_failure > CORRECTNESS_LOG2
 
 
-def test_server_time_within_25_percent() -> None:
-    """The shipped profile predicts the single-thread CPU seconds of the measured runs: at
-    least four sets within ±25% (small to large databases), none off by 2x or more."""
-    prof = Profile.load()
-    within, checked = [], []
-    for path in DATA:
-        p, rep = _load(path)
-        st = rep.get("stages_cpu")
-        if not st or rep.get("implicit_db"):  # implicit-db runs reuse a cache-resident database
-            continue
-        meas = sum(st.values())
-        pred = server_seconds(p, prof)
-        checked.append(path.stem)
-        assert 0.5 < pred / meas < 2.0, (path.stem, pred, meas)
-        if abs(pred / meas - 1) <= 0.25:
-            within.append((path.stem, p.records * p.record_size))
-    assert len(within) >= 4, (within, checked)
-    sizes = sorted(b for _, b in within)
-    assert sizes[-1] >= 100 * sizes[0]  # spanning small and large databases
+def test_coherent_first_dimension_term_is_measured() -> None:
+    """The one shared-error term of the model (ScalToMat key error × digit mean × data mean)
+    dominates at least one reference, which the factor-2 check above then validates."""
+    fractions = [stage_variances(_load(path)[0]).coherent_fraction for path in NOISE_DATA]
+    assert max(fractions) > 0.5
+
+
+# The time model is checked against full-size runs of every variant in test_timing.py (these
+# recorded runs predate the session-2 runtime speed-ups; their stage times are stale).

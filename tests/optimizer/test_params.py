@@ -44,8 +44,9 @@ def test_json_round_trip_sorted() -> None:
         ("moduli", [7681], "NTT-friendly"),
         ("n", 0, "'n'"),
         ("p", 100, "power of two"),
-        ("p", 2**20, "2^16"),
-        ("q2_bits", 40, "q2_bits"),
+        ("p", 2**31, "2^30"),
+        ("p", 2**30, "CRT prime"),  # p/2 = 2^29 above the 28-bit primes
+        ("q2_bits", 49, "q2_bits"),
         ("t_gsw", 0, "t_gsw"),
         ("t_exp_right", 57, "t_exp_right"),
         ("nu_1", 11, "nu_1"),

@@ -1,0 +1,184 @@
+"""Re-measure the noise model's reference data with the runtime's noise hook.
+
+    python tests/optimizer/measure_noise.py [--build-dir build/noise] [--list] [NAME ...]
+
+For each named parameter set (SETS below; default: all), this generates a build
+(`spiralpir generate` into BUILD/gen), compiles only its benchmark executable (`spiralpir
+build`'s bench target, runtime shared under BUILD), runs
+
+    <bench> --json --threads 1 --trials 1 --noise [--implicit-db --max-db-gib G]
+
+(the runtime's test-only NoiseMeter decrypts every intermediate ciphertext with the secret key
+and reports each stage's noise variance; runtime/include/spiralpir/noise.hpp) and writes
+tests/optimizer/data/measured/noise/NAME.json = {params, bench, command, commit, what}
+(data/measured/*.json are the previous session's full-size benchmark reports).
+The runtime is built from $SPIRALPIR_RUNTIME_SOURCE when set (e.g. a `git archive` snapshot
+of a commit, so that uncommitted work in a shared tree is not measured; describe it in
+$SPIRALPIR_RUNTIME_NOTE, recorded with the commit).
+tests/optimizer/test_measured.py and tests/variants/test_variant_measured.py check the noise
+model (optimizer/noise.py) against these files; this script is the benchmark command that
+refreshes them (minutes per set: each set is a separate C++ instantiation).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from spiralpir.optimizer import builder, codegen
+from spiralpir.optimizer.params import Parameters
+
+REPO = Path(__file__).resolve().parents[2]
+OUT = Path(__file__).resolve().parent / "data" / "measured" / "noise"
+
+_R54 = [268369921, 67104769]  # d = 2048 plans' 2^54 modulus (129.6-bit ring)
+_R84_4096 = [268369921, 268361729, 268271617]  # d = 4096 NTT-friendly, q ~ 2^84
+
+
+def _lit(**kw: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "variant": "spiral", "noise_width": 6.4, "secret_distribution": "gaussian",
+        "q2_bits": 28, "t_gsw": 5, "t_conv": 6, "t_exp_left": 9, "t_exp_right": 54,
+    }
+    base.update(kw)
+    return base
+
+
+# name -> (what it exercises, parameter literal, extra bench arguments, runs to pool).
+# Databases are small (random plaintexts, built in memory): a run takes seconds once compiled.
+SETS: dict[str, tuple[str, dict[str, Any], list[str], int]] = {
+    "n_d1024_p4": (
+        "d = 1024 (q ~ 2^56: a measurement ring, not a secure one), n = 1, p = 4, 5 instances",
+        _lit(poly_len=1024, moduli=[268369921, 268361729], n=1, nu_1=6, nu_2=3, p=4, q2_bits=14,
+             t_gsw=4, t_conv=4, t_exp_left=4, t_exp_right=28,
+             records=500, record_size=1200), [], 2),
+    "n_d2048_n2_p4096": (
+        "d = 2048, q ~ 2^54, n = 2, p = 2^12",
+        _lit(poly_len=2048, moduli=_R54, n=2, nu_1=8, nu_2=3, p=4096, q2_bits=27,
+             records=2048, record_size=4096), [], 2),
+    "n_d2048_n3_p256_ternary": (
+        "d = 2048, n = 3, p = 2^8, ternary secret, coarse right gadget (t_exp_right 9)",
+        _lit(poly_len=2048, moduli=_R54, n=3, nu_1=7, nu_2=2, p=256, q2_bits=21,
+             secret_distribution="ternary", t_gsw=4, t_conv=5, t_exp_left=6, t_exp_right=9,
+             records=512, record_size=9216), [], 2),
+    "n_d2048_p2_texp9": (
+        "d = 2048, n = 1, p = 2, fine left expansion gadget (t_exp_left 9, 6-bit digits): "
+        "probes errors shared through the expansion tree",
+        _lit(poly_len=2048, moduli=_R54, n=1, nu_1=9, nu_2=2, p=2, q2_bits=16,
+             t_gsw=6, t_conv=3, t_exp_left=9, t_exp_right=27,
+             records=2048, record_size=512), [], 2),
+    "n_d4096_n2_p2e22": (
+        "d = 4096, 3 primes (q ~ 2^84), n = 2, p = 2^22 (above the former 2^16 cap), q2 36 bits",
+        _lit(poly_len=4096, moduli=_R84_4096, n=2, nu_1=6, nu_2=2, p=1 << 22, q2_bits=36,
+             t_gsw=7, t_conv=7, t_exp_left=6, t_exp_right=28,
+             records=256, record_size=90112), [], 2),
+    "n_stream_d2048_n2": (
+        "SpiralStream: fresh uploaded cts (no expansion), n = 2, p = 2^12",
+        _lit(variant="stream", poly_len=2048, moduli=_R54, n=2, nu_1=7, nu_2=3, p=4096,
+             q2_bits=27, records=1024, record_size=4096), [], 2),
+    "n_stream_p2_tconv18": (
+        "SpiralStream, p = 2, fine conversion gadget (t_conv 18, 3-bit digits): the coherent "
+        "term (shared ScalToMat key error x digit mean x data mean) dominates the first dimension",
+        _lit(variant="stream", poly_len=2048, moduli=_R54, n=1, nu_1=9, nu_2=2, p=2,
+             q2_bits=16, t_gsw=6, t_conv=18, records=2048, record_size=512), [], 16),
+    "n_pack_d2048_n2": (
+        "SpiralPack: n = 1 computation over 4 sub-databases + packing key switch, p = 2^10",
+        _lit(variant="pack", poly_len=2048, moduli=_R54, n=2, nu_1=7, nu_2=3, p=1024,
+             q2_bits=26, records=1024, record_size=2560), [], 2),
+    "n_streampack_d2048_n3": (
+        "SpiralStreamPack: n = 3 (9 sub-databases), p = 2^8, ternary secret",
+        _lit(variant="stream_pack", poly_len=2048, moduli=_R54, n=3, nu_1=6, nu_2=2, p=256,
+             q2_bits=22, secret_distribution="ternary", records=256, record_size=9216), [], 2),
+}
+
+
+def _commit() -> str:
+    """The commit measured: HEAD of the runtime sources used ($SPIRALPIR_RUNTIME_SOURCE, a
+    snapshot, or this checkout), marked when its runtime/ differs from that commit."""
+    src = Path(os.environ.get("SPIRALPIR_RUNTIME_SOURCE") or REPO)
+    note = os.environ.get("SPIRALPIR_RUNTIME_NOTE")
+    rev = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True,
+                         text=True, check=True).stdout.strip()
+    if note:
+        return f"{rev} ({note})"
+    dirty = subprocess.run(["git", "-C", str(src), "status", "--porcelain", "--", "runtime"],
+                           capture_output=True, text=True, check=False).stdout.strip()
+    return rev + (" + uncommitted runtime changes" if dirty else "")
+
+
+def _merge(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One report from several runs: the first run's report with every noise stage pooled over
+    all runs (variance = Σ sum of squares / Σ count), `correct` of all runs, and each run's
+    variances in `noise_runs` (the variance of an error shared by all coefficients, e.g. the
+    coherent first-dimension term, changes with every client key: pooling averages it)."""
+    report = dict(runs[0])
+    report["correct"] = all(r["correct"] for r in runs)
+    if len(runs) > 1:
+        pooled = {}
+        for stage in runs[0]["noise"]:
+            ms = [r["noise"][stage] for r in runs]
+            count = sum(m["count"] for m in ms)
+            var = sum(m["variance"] * m["count"] for m in ms) / count
+            pooled[stage] = {"count": count, "variance": var,
+                             "log2_variance": math.log2(var) if var > 0 else None,
+                             "max_abs": max(m["max_abs"] for m in ms)}
+        report["noise"] = pooled
+        report["noise_runs"] = {s: [r["noise"][s]["variance"] for r in runs] for s in pooled}
+    return report
+
+
+def measure(name: str, build_dir: Path, jobs: int) -> Path:
+    what, lit, extra, repeat = SETS[name]
+    params = Parameters.from_literal(lit)  # validates (errors name the field)
+    gen = build_dir / "gen"
+    src = codegen.generate(name, params.to_literal(), {}, gen, security={"note": "measurement"})
+    inst = builder.build(src, build_dir, jobs=jobs, show_progress=False, targets=["bench"])
+    cmd = [str(inst.bench), "--json", "--threads", "1", "--trials", "1", "--noise", *extra]
+    runs = []
+    for _ in range(repeat):  # each run: a fresh client (keys), query and random database
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            raise SystemExit(f"{name}: bench failed ({proc.returncode}): {proc.stderr[-2000:]}")
+        runs.append(json.loads(proc.stdout))
+    report = _merge(runs)
+    doc = {
+        "what": what,
+        "command": (f"python tests/optimizer/measure_noise.py {name}  (noise pooled over "
+                    f"{repeat} run(s) of: <{name}_bench> {' '.join(cmd[1:])})"),
+        "commit": _commit(),
+        "params": params.to_literal(),
+        "bench": report,
+    }
+    OUT.mkdir(parents=True, exist_ok=True)
+    out = OUT / f"{name}.json"
+    out.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("names", nargs="*", help="sets to measure (default: all)")
+    ap.add_argument("--build-dir", type=Path, default=REPO / "build" / "noise")
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--list", action="store_true")
+    a = ap.parse_args(argv)
+    if a.list:
+        for k, (what, _, _, _) in SETS.items():
+            print(f"{k:28s} {what}")
+        return 0
+    for name in a.names or list(SETS):
+        if name not in SETS:
+            print(f"unknown set {name!r}; --list shows them", file=sys.stderr)
+            return 2
+        print(measure(name, a.build_dir.resolve(), a.jobs), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
