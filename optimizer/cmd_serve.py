@@ -67,6 +67,9 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
             return database.default_preprocessed_path(path, tag)
         if not stream_paths:
             return preprocessed
+        if preprocessed.exists() and not preprocessed.is_dir():
+            raise SpiralpirError(f"--preprocessed {preprocessed}: with --stream, give a "
+                                 "directory for the blocks' preprocessed files")
         preprocessed.mkdir(parents=True, exist_ok=True)
         return preprocessed / database.default_preprocessed_path(path, tag).name
 
@@ -78,8 +81,9 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
         click.echo(f"serving {srv.num_records} records x {srv.record_size} bytes with build "
                    f"{build.label}", err=True)
     else:
-        blocks = [(database.read_records(p, build.record_size, record_size, fmt), cache_path(p))
-                  for p in paths]
+        caches = [cache_path(p) for p in paths]  # option errors before reading any block
+        blocks = [(database.read_records(p, build.record_size, record_size, fmt), pre)
+                  for p, pre in zip(paths, caches, strict=True)]
         srv = server.PirServer(build, blocks=blocks, **common)
         each = prepared_query_bytes(build.params)
         click.echo(f"streaming {len(srv.blocks)} blocks of up to {srv.num_records} records x "

@@ -241,12 +241,16 @@ def test_cli_rejects_inconsistent_stream_options(tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
     (empty / ".hidden").write_bytes(bytes(32))
+    block = tmp_path / "block.bin"
+    block.write_bytes(bytes(64))
     cases = [
         (["serve", "--build", str(DEMO)], "either --db"),
         (["serve", "--build", str(DEMO), "--db", "x.db", "--stream", str(empty)], "either --db"),
         (["serve", "--build", str(DEMO), "--stream", str(tmp_path / "missing")],
          "no such stream block"),
         (["serve", "--build", str(DEMO), "--stream", str(empty)], "holds no blocks"),
+        (["serve", "--build", str(DEMO), "--stream", str(block), "--preprocessed", str(block)],
+         "give a directory"),
         (["query", "--server", "http://127.0.0.1:9", "--index", "0", "--blocks", "1"],
          "need --stream"),
     ]
