@@ -84,6 +84,34 @@ inline std::string json_num(double x) {
   o << x;
   return o.str();
 }
+/// streaming figures (one query prepared once, then answered per database), both benchmarks
+struct StreamingStats {
+  double prepare = 0, per_db = 0, per_db_cpu = 0, fd_cpu = 0;  // fd_cpu: variants only (0 = not measured)
+  double stages[4] = {0, 0, 0, 0};                              // first_dimension, folding, packing, modswitch
+  bool correct = true;
+};
+inline constexpr const char* kStreamingStageNames[4] = {"first_dimension", "folding", "packing", "modswitch"};
+/// the "streaming" JSON object (keys in the file comment of variant_bench.hpp)
+inline void write_streaming_json(std::ostream& o, const StreamingStats& st, double db_bytes, double pre_bytes) {
+  o << ",\"streaming\":{\"prepare_seconds\":" << json_num(st.prepare)
+    << ",\"per_database_seconds\":" << json_num(st.per_db)
+    << ",\"per_database_cpu_seconds\":" << json_num(st.per_db_cpu)
+    << ",\"throughput_bytes_per_second\":" << json_num(st.per_db > 0 ? db_bytes / st.per_db : 0)
+    << ",\"first_dimension_bytes_per_second\":" << json_num(st.stages[0] > 0 ? pre_bytes / st.stages[0] : 0)
+    << ",\"first_dimension_cpu_seconds\":" << json_num(st.fd_cpu)
+    << ",\"first_dimension_bytes_per_cpu_second\":" << json_num(st.fd_cpu > 0 ? pre_bytes / st.fd_cpu : 0)
+    << ",\"stages\":{";
+  for (int s = 0; s < 4; ++s) o << (s ? "," : "") << "\"" << kStreamingStageNames[s] << "\":" << json_num(st.stages[s]);
+  o << "}}";
+}
+inline void print_streaming(const StreamingStats& st, double db_bytes, double pre_bytes) {
+  std::printf("  streaming: prepare (one-time) %.4f s, per database %.4f s, throughput %.1f MB/s\n", st.prepare,
+              st.per_db, st.per_db > 0 ? db_bytes / st.per_db / 1e6 : 0.0);
+  for (int s = 0; s < 4; ++s) std::printf("    %-19s %.4f s\n", kStreamingStageNames[s], st.stages[s]);
+  std::printf("  first dimension streams the preprocessed db at %.2f GB/s", st.stages[0] > 0 ? pre_bytes / st.stages[0] / 1e9 : 0.0);
+  if (st.fd_cpu > 0) std::printf(" (%.2f GB per CPU second)", pre_bytes / st.fd_cpu / 1e9);
+  std::printf("\n");
+}
 struct Options {
   unsigned threads = 0;
   unsigned trials = 3;
@@ -124,6 +152,11 @@ inline Options parse(int argc, char** argv) {
 
 template <SpiralParams P>
 int run_variant_bench(int argc, char** argv);  // variant_bench.hpp (issue 8)
+template <SpiralParams P, class ClientT, class Expect>
+bench_detail::StreamingStats measure_streaming(
+    const Server<P>& server, const PublicParams<P>& pp, ClientT& client, std::uint64_t records, unsigned trials,
+    Csprng& rng, Expect&& expected,
+    const std::function<std::vector<std::uint8_t>(const std::vector<std::uint8_t>&)>& decode);  // variant_bench.hpp
 
 /// records process CPU time at each stage boundary (the observer hooks run between stages)
 template <SpiralParams P>
@@ -241,6 +274,13 @@ int run_bench(int argc, char** argv) {
       rbytes = resp.size();
     }
 
+    // the streaming setting, measured exactly as for the variants (answer_prepared: every stage
+    // after the one-time expansion and conversion), so that ratios are like for like
+    const bench_detail::StreamingStats stream = measure_streaming<P>(
+        server, pp, client, records, opt.trials, rng, expected_pts,
+        [&](const std::vector<std::uint8_t>& r) { return client.core().decode_plaintexts(r.data(), r.size()); });
+    correct = correct && stream.correct;
+
     std::vector<std::pair<std::string, NoiseStat>> noise;
     if (opt.noise) {
       const std::uint64_t idx = rng.uniform_mod(records);
@@ -289,6 +329,7 @@ int run_bench(int argc, char** argv) {
         << "},\"public_params_expand_seconds\":" << json_num(secs(t2, t3)) << ",\"db_build_seconds\":"
         << json_num(db_build) << ",\"peak_memory_bytes\":" << bench_detail::peak_rss_bytes() << ",\"kernel_path\":\""
         << path << "\",\"params_hash\":\"" << hash << "\"";
+      bench_detail::write_streaming_json(o, stream, db_bytes, static_cast<double>(D::preprocessed_db_bytes));
       if (opt.noise) {
         o << ",\"noise\":{";
         for (std::size_t s = 0; s < noise.size(); ++s)
@@ -309,6 +350,7 @@ int run_bench(int argc, char** argv) {
       for (std::size_t s = 0; s < kNumStages; ++s)
         std::printf("    %-19s %.4f s   (CPU %.4f s)\n", names[s].c_str(), bench_detail::median(stage[s]),
                     bench_detail::median(stage_cpu[s]));
+      bench_detail::print_streaming(stream, db_bytes, static_cast<double>(D::preprocessed_db_bytes));
       std::printf("  client keygen %.4f s, public params %.4f s, query %.4f s, decode %.4f s\n", secs(t0, t1),
                   secs(t1, t2), bench_detail::median(q_t), bench_detail::median(d_t));
       std::printf("  server: public params expand %.4f s, db build %.2f s\n", secs(t2, t3), db_build);

@@ -1,17 +1,24 @@
 // spiralpir/database.hpp — the preprocessed database: item layout (FORMATS.md §5), the NTT/CRT
 // word layout of the first-dimension kernel, and save/map of preprocessed files.
 //
-// Word layout (u32 residues, kLanes NTT slots interleaved):
-//   word(inst, prime, zt, j, i, kc, lane) at
-//   ((((((inst·P + prime)·ZT + zt)·J + j)·I + i)·n² + kc)·kLanes + lane)
-//   with P = #primes, ZT = d / kLanes (slot tile: slot z = zt·kLanes + lane), J = 2^nu_2,
-//   I = 2^nu_1, kc = k·n + c the entry (row k, column c) of the n×n plaintext.
-// The first-dimension kernel walks (inst, prime, zt) tasks and streams each task's J·I·n²·kLanes
-// words exactly once.
+// Word layout (FORMATS.md §4, preprocessed database format version 2), in u32 units. The CRT
+// primes form groups of two (g covers primes 2g and 2g+1; an odd last prime is a group of one),
+// and a group of width W = 2 stores both residues of a slot side by side — as one little-endian
+// u64, residue of prime 2g in bits 0..31, of prime 2g+1 in bits 32..63 — so the kernel loads
+// 8 slots × 2 primes with one full-width load and multiplies the low halves directly. Folding
+// indices are interleaved in blocks of JB (= jblock(W), min J): a block is one sequential stream.
+//   word(inst, g, zt, j, i, kc, lane, h) at
+//     inst·(P·ZT·J·I·n²·8) + G_g·(ZT·J·I·n²·8) + zt·(W·J·I·n²·8)
+//     + j0·(W·I·n²·8) + i·(W·JB·n²·8) + (j − j0)·(W·n²·8) + kc·(W·8) + lane·W + h
+//   with P = #primes, G_g = Σ_{g' < g} W_g' (primes before group g), ZT = d / 8 (slot tile: slot
+//   z = zt·8 + lane), J = 2^nu_2, j0 = JB·⌊j / JB⌋, I = 2^nu_1, kc = k·n + c the entry (row k,
+//   column c) of the n×n plaintext, h < W the prime 2g + h.
+// The first-dimension kernel walks (inst, g, zt) tasks, each a contiguous W·J·I·n²·8 words,
+// and streams each task's blocks exactly once.
 //
 // An *implicit* database (benchmarks of databases larger than memory) stores only
-// phys_instances ≤ instances and phys_j ≤ J and addresses them cyclically: logical plaintext
-// (inst, i, j) is physical (inst mod phys_instances, i, j mod phys_j).
+// phys_instances ≤ instances and phys_j ≤ J (a multiple of JB) and addresses them cyclically:
+// logical plaintext (inst, i, j) is physical (inst mod phys_instances, i, j mod phys_j).
 #pragma once
 
 #include <fcntl.h>
@@ -22,6 +29,8 @@
 #include <atomic>
 #include <cerrno>
 #include <mutex>
+#include <new>
+#include <utility>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -34,6 +43,45 @@ namespace spiralpir {
 
 inline constexpr std::size_t kLanes = 8;
 
+/// Zero-filled anonymous memory for a built database, backed by transparent huge pages where the
+/// kernel allows them (MADV_HUGEPAGE before the first touch): the first dimension streams it
+/// once per answer, and 2 MiB pages spare it a TLB walk every 4 KiB.
+class DbStorage {
+ public:
+  DbStorage() = default;
+  explicit DbStorage(std::size_t words) : len_(words * 4) {
+    if (len_ == 0) return;
+    void* m = ::mmap(nullptr, len_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+    (void)::madvise(m, len_, MADV_HUGEPAGE);  // advisory: without THP the pages are 4 KiB
+#endif
+    data_ = static_cast<std::uint32_t*>(m);
+  }
+  DbStorage(const DbStorage&) = delete;
+  DbStorage& operator=(const DbStorage&) = delete;
+  DbStorage(DbStorage&& o) noexcept : data_(std::exchange(o.data_, nullptr)), len_(std::exchange(o.len_, 0)) {}
+  DbStorage& operator=(DbStorage&& o) noexcept {
+    if (this != &o) {
+      release();
+      data_ = std::exchange(o.data_, nullptr);
+      len_ = std::exchange(o.len_, 0);
+    }
+    return *this;
+  }
+  ~DbStorage() { release(); }
+  std::uint32_t* data() const { return data_; }
+
+ private:
+  void release() {
+    if (data_ != nullptr) ::munmap(data_, len_);
+    data_ = nullptr;
+    len_ = 0;
+  }
+  std::uint32_t* data_ = nullptr;
+  std::size_t len_ = 0;
+};
+
 template <SpiralParams P>
 class Database {
  public:
@@ -45,6 +93,18 @@ class Database {
   static constexpr std::size_t I = D::dim0;
   static constexpr std::size_t NN = std::size_t{P::n} * P::n;
   static constexpr std::size_t pt_bytes = D::pt_bits / 8;
+  /// prime groups (pairs; an odd last prime alone), their widths and first primes
+  static constexpr std::size_t NG = (NP + 1) / 2;
+  static constexpr std::size_t width(std::size_t g) { return std::min<std::size_t>(2, NP - 2 * g); }
+  static constexpr std::size_t group_prime(std::size_t g) { return 2 * g; }
+  /// folding indices per interleaved block: a power of two with JB·(n+1)·n·W ≤ 24 accumulator
+  /// registers (at least 1), at most J
+  static constexpr std::size_t jblock(std::size_t w) {
+    const std::size_t acc = std::size_t{P::n + 1} * P::n * w;
+    std::size_t jb = 1;
+    while (2 * jb * acc <= 24 && 2 * jb <= J) jb *= 2;
+    return jb;
+  }
   static_assert(D::pt_bits % 8 == 0, "plaintext bits must be a multiple of 8");
   static_assert(D::d % kLanes == 0);
 
@@ -66,12 +126,20 @@ class Database {
   std::uint64_t words_count() const { return static_cast<std::uint64_t>(phys_inst_) * NP * ZT * phys_j_ * I * NN * kLanes; }
   std::uint64_t bytes() const { return 4 * words_count(); }
 
-  /// pointer to the words of task (inst, prime, zt): J·I·n²·kLanes words, j-major; `j` is
-  /// addressed cyclically in an implicit database.
-  const std::uint32_t* task_words(std::size_t inst, std::size_t prime, std::size_t zt, std::size_t j) const {
-    const std::size_t pi = inst % phys_inst_;
-    const std::size_t pj = j % phys_j_;
-    return words_ + ((((pi * NP + prime) * ZT + zt) * phys_j_ + pj) * I) * NN * kLanes;
+  /// pointer to the words of the block of folding indices [j0, j0 + jblock(W)) of task
+  /// (inst, g, zt): I·JB·n²·8·W words, i-major; j0 is a multiple of jblock(W), addressed
+  /// cyclically in an implicit database.
+  const std::uint32_t* block_words(std::size_t inst, std::size_t g, std::size_t zt, std::size_t j0) const {
+    return words_ + word_index(inst % phys_inst_, g, zt, j0 % phys_j_, 0, 0, phys_j_);
+  }
+
+  /// u32 index of word (inst, g, zt, j, i, kc, lane 0, h 0) in a database of pj folding indices
+  static std::uint64_t word_index(std::size_t inst, std::size_t g, std::size_t zt, std::size_t j, std::size_t i,
+                                  std::size_t kc, std::size_t pj) {
+    const std::uint64_t w = width(g), jb = jblock(w), j0 = j - j % jb;
+    const std::uint64_t per_prime = std::uint64_t{ZT} * pj * I * NN * kLanes;
+    return std::uint64_t{inst} * NP * per_prime + 2 * g * per_prime + zt * w * pj * I * NN * kLanes +
+           (j0 * I + i * jb + (j - j0)) * w * NN * kLanes + kc * w * kLanes;
   }
 
   /// Builds the database from a plaintext source (the item layout lives in the source).
@@ -80,9 +148,10 @@ class Database {
     unmap();
     words_ = nullptr;
     phys_inst_ = phys_instances == 0 ? D::instances : std::min<std::size_t>(phys_instances, D::instances);
-    phys_j_ = phys_j == 0 ? J : std::min<std::size_t>(phys_j, J);
+    phys_j_ = phys_j == 0 ? J : std::min<std::size_t>(std::max({phys_j, jblock(1), jblock(2)}), J);
+    static_assert(J % jblock(1) == 0 && J % jblock(2) == 0 && jblock(2) <= jblock(1));
     num_records_ = num_records;
-    owned_ = AlignedBuffer<std::uint32_t>(words_count());
+    owned_ = DbStorage(words_count());
     words_ = owned_.data();
     const std::uint64_t total = std::uint64_t{phys_inst_} * I * phys_j_;
     std::atomic<std::uint64_t> done{0};
@@ -96,14 +165,14 @@ class Database {
       const auto polys = plaintext_polys(bytes.data());
       for (std::size_t kc = 0; kc < NN; ++kc) {
         const proto::Pn<R> nt = to_ntt(polys[kc]);
-        for (std::size_t prime = 0; prime < NP; ++prime) {
-          const std::uint64_t* r = nt.residue(prime);
-          for (std::size_t zt = 0; zt < ZT; ++zt) {
-            std::uint32_t* dst = owned_.data() +
-                                 (((((inst * NP + prime) * ZT + zt) * phys_j_ + j) * I + i) * NN + kc) * kLanes;
-            for (std::size_t l = 0; l < kLanes; ++l) dst[l] = static_cast<std::uint32_t>(r[zt * kLanes + l]);
+        for (std::size_t g = 0; g < NG; ++g)
+          for (std::size_t h = 0; h < width(g); ++h) {
+            const std::uint64_t* r = nt.residue(group_prime(g) + h);
+            for (std::size_t zt = 0; zt < ZT; ++zt) {
+              std::uint32_t* dst = owned_.data() + word_index(inst, g, zt, j, i, kc, phys_j_) + h;
+              for (std::size_t l = 0; l < kLanes; ++l) dst[l * width(g)] = static_cast<std::uint32_t>(r[zt * kLanes + l]);
+            }
           }
-        }
       }
       if (progress) {
         const std::uint64_t d = done.fetch_add(1) + 1;
@@ -207,23 +276,28 @@ class Database {
     ::close(fd);
     if (m == MAP_FAILED) throw IoError("map_db: mmap failed for " + path + ": " + std::strerror(errno));
     unmap();
-    owned_ = AlignedBuffer<std::uint32_t>();
+    owned_ = DbStorage();
     map_base_ = m;
     map_len_ = size;
     phys_inst_ = D::instances;
     phys_j_ = J;
     num_records_ = h.aux;
     words_ = reinterpret_cast<const std::uint32_t*>(static_cast<const std::uint8_t*>(m) + kHeaderBytes);
-    // every residue must be below its prime (the kernel's lazy bound relies on it)
+    // every residue must be below its prime (the kernel's lazy bound relies on it); a group of
+    // width W holds W·(ZT·J·I·n²·8) words, word x of it a residue of prime 2g + x mod W
+    const std::uint64_t per_prime = std::uint64_t{ZT} * J * I * NN * kLanes;
     for (std::size_t inst = 0; inst < D::instances; ++inst)
-      for (std::size_t prime = 0; prime < NP; ++prime) {
-        const std::uint64_t p = R::primes[prime];
-        const std::uint32_t* w = words_ + (inst * NP + prime) * (ZT * J * I * NN * kLanes);
-        for (std::size_t x = 0; x < ZT * J * I * NN * kLanes; ++x)
-          if (w[x] >= p) {
-            unmap();
-            throw FormatError("preprocessed database: residue out of range in " + path);
-          }
+      for (std::size_t g = 0; g < NG; ++g) {
+        const std::uint32_t* w = words_ + word_index(inst, g, 0, 0, 0, 0, J);
+        const std::size_t wd = width(g);
+        const std::uint32_t p0 = static_cast<std::uint32_t>(R::primes[group_prime(g)]);
+        const std::uint32_t p1 = static_cast<std::uint32_t>(R::primes[group_prime(g) + wd - 1]);
+        bool bad = false;
+        for (std::uint64_t x = 0; x < wd * per_prime; x += wd) bad |= (w[x] >= p0) | (w[x + wd - 1] >= p1);
+        if (bad) {
+          unmap();
+          throw FormatError("preprocessed database: residue out of range in " + path);
+        }
       }
   }
 
@@ -237,7 +311,7 @@ class Database {
     map_len_ = 0;
   }
 
-  AlignedBuffer<std::uint32_t> owned_;
+  DbStorage owned_;
   const std::uint32_t* words_ = nullptr;
   void* map_base_ = nullptr;
   std::size_t map_len_ = 0;

@@ -2,9 +2,20 @@
 // out[j] = Σ_{i < 2^nu_1} C_i · D[i][j] with C_i the (n+1)×n matrix Regev query cts and D the
 // n×n plaintexts, all in NTT/CRT form (database.hpp gives the word layout).
 //
-// Lazy reduction: each accumulator receives n products (< (p−1)^2) per i and starts below p, so
-// kChunk = Derived<P>::lazy_terms / n values of i are summed in a uint64 before reducing; the
-// bound is a static_assert (lazy_terms is computed from the largest prime, see params.hpp).
+// Work split: one task per (prime group g, slot tile zt) gathers its slice of the query
+// (L2-sized) and streams, for every instance, its contiguous slice of the database once, a
+// block of JB folding indices at a time (database.hpp interleaves a block's indices, so a block
+// is one sequential stream). For a group of two primes one 64-bit
+// word holds both residues of a slot: vpmuludq multiplies the low halves (prime 2g) directly and
+// the word shifted right by 32 (prime 2g+1); the (n+1)·n·JB·W accumulators stay in registers and
+// each query vector is loaded once per i for the JB indices of the block.
+//
+// Lazy reduction: products are < (p−1)^2 and accumulate in uint64. Every kChunk values of i the
+// accumulators are *folded*, x ↦ (x mod 2^32) + ⌊x / 2^32⌋·(2^32 mod p) (the same value mod p,
+// four vector instructions, result ≤ fold_bound(p) = (2^32−1)·(1 + (2^32 mod p))), and reduced
+// exactly to [0, p) once per output. kChunk is the largest count with fold_bound + kChunk·n·
+// (p−1)^2 < 2^64 for every prime (static_assert); for primes where folding buys nothing (2^32 mod
+// p large) the kernel instead reduces exactly every D::lazy_terms / n values of i.
 // Two kernels compute the same values: AVX-512F (function-level target attribute, used only when
 // path_available(Path::avx512), i.e. compiled in, supported by the CPU and not disabled by
 // SPIRALPIR_DISABLE_AVX512=1) and a portable one.
@@ -32,105 +43,166 @@ struct FirstDim {
   static constexpr unsigned n = P::n;
   static constexpr std::size_t RK = std::size_t{n + 1} * n;  // query entries (r, k)
   static constexpr std::size_t NN = std::size_t{n} * n;      // plaintext entries (k, c)
-  static constexpr std::size_t I = D::dim0, J = D::dim_rest, ZT = DB::ZT, NP = R::num_primes;
-  static constexpr std::size_t kChunk = D::lazy_terms / n;
-  static_assert(kChunk >= 1, "lazy bound: not even one i fits the accumulator");
-  static_assert(kChunk * n <= D::lazy_terms, "first-dimension term count exceeds the lazy-reduction bound");
+  static constexpr std::size_t I = D::dim0, J = D::dim_rest, ZT = DB::ZT, NP = R::num_primes, NG = DB::NG;
+  static constexpr std::size_t kMaxW = NP >= 2 ? 2 : 1;
+  static constexpr std::size_t kMaxJB = DB::jblock(1);  // jblock(1) >= jblock(2)
 
-  /// Q[prime][zt][i][rk][lane] as u64 (values < p; the kernel multiplies their low 32 bits)
-  static AlignedBuffer<std::uint64_t> reorient(const std::vector<MatN>& first_mats, unsigned threads) {
-    AlignedBuffer<std::uint64_t> q(NP * ZT * I * RK * kLanes);
-    parallel_for(threads, I, [&](std::size_t i) {
-      for (unsigned r = 0; r <= n; ++r)
-        for (unsigned k = 0; k < n; ++k) {
-          const auto& poly = first_mats[i].at(r, k);
-          for (std::size_t prime = 0; prime < NP; ++prime) {
-            const std::uint64_t* src = poly.residue(prime);
-            for (std::size_t zt = 0; zt < ZT; ++zt) {
-              std::uint64_t* dst = q.data() + (((prime * ZT + zt) * I + i) * RK + (r * n + k)) * kLanes;
-              for (std::size_t l = 0; l < kLanes; ++l) dst[l] = src[zt * kLanes + l];
-            }
-          }
+  // ---- lazy reduction bounds ----------------------------------------------------------------
+  static constexpr std::uint64_t kU64Max = ~std::uint64_t{0};
+  static constexpr std::uint64_t fold_const(std::size_t prime) { return (std::uint64_t{1} << 32) % R::primes[prime]; }
+  static constexpr std::uint64_t fold_bound(std::size_t prime) {  // < 2^64: fold_const < 2^32
+    return std::uint64_t{0xffffffffu} * (1 + fold_const(prime));
+  }
+  static constexpr std::uint64_t sq(std::uint64_t p) { return (p - 1) * (p - 1); }
+  static constexpr std::uint64_t fold_terms() {
+    std::uint64_t t = kU64Max;
+    for (std::size_t i = 0; i < NP; ++i) t = std::min(t, (kU64Max - fold_bound(i)) / sq(R::primes[i]));
+    return t;
+  }
+  static constexpr bool kFold = fold_terms() / n >= 1;
+  /// values of i accumulated between two folds (or exact reductions)
+  static constexpr std::size_t kChunk = kFold ? fold_terms() / n : D::lazy_terms / n;
+  static constexpr bool bound_ok() {
+    for (std::size_t i = 0; i < NP; ++i) {
+      const u128 start = kFold ? fold_bound(i) : R::primes[i] - 1;
+      if (start + u128{kChunk} * n * sq(R::primes[i]) > u128{kU64Max}) return false;
+    }
+    return true;
+  }
+  static_assert(kChunk >= 1, "lazy bound: not even one i fits the accumulator");
+  static_assert(bound_ok(), "first-dimension term count exceeds the lazy-reduction bound");
+
+  /// the query slice of task (g, zt): Q[i][rk][h][lane] as u64 (values < p; the kernel
+  /// multiplies their low 32 bits), h < width(g) the prime 2g + h. Each task gathers its own
+  /// slice (I·RK·W·8 words, L2-sized) and reuses it for every instance: no answer-sized buffer.
+  static std::size_t q_words(std::size_t g) { return I * RK * DB::width(g) * kLanes; }
+  static void gather_q(std::uint64_t* dst, const std::vector<MatN>& first_mats, std::size_t g, std::size_t zt) {
+    const std::size_t w = DB::width(g);
+    for (std::size_t i = 0; i < I; ++i)
+      for (std::size_t rk = 0; rk < RK; ++rk) {
+        const auto& poly = first_mats[i].at(static_cast<unsigned>(rk / n), static_cast<unsigned>(rk % n));
+        for (std::size_t h = 0; h < w; ++h) {
+          const std::uint64_t* src = poly.residue(DB::group_prime(g) + h) + zt * kLanes;
+          std::uint64_t* d = dst + ((i * RK + rk) * w + h) * kLanes;
+          for (std::size_t l = 0; l < kLanes; ++l) d[l] = src[l];
         }
-    });
-    return q;
+      }
   }
 
-  // acc[(r·n + c)·kLanes + lane] += Σ_{i in [i0,i1)} Σ_k q[i][r·n+k][lane] · w[i][k·n+c][lane]
-  static void kernel_portable(std::uint64_t* acc, const std::uint64_t* q, const std::uint32_t* w, std::size_t i0,
-                              std::size_t i1) {
+  /// exact reduction of x < 2^64 to [0, p) (Barrett: x − ⌊x·m/2^64⌋·p lies in [0, 2p))
+  static std::uint64_t reduce_exact(std::uint64_t x, std::uint64_t p, std::uint64_t barrett) {
+    const std::uint64_t qt = static_cast<std::uint64_t>((static_cast<u128>(x) * barrett) >> 64);
+    x -= qt * p;
+    return x >= p ? x - p : x;
+  }
+  /// the accumulators of one block: acc[((b·RK + rk)·W + h)·kLanes + lane], rk = r·n + c
+  struct Acc {
+    alignas(64) std::uint64_t v[kMaxJB * RK * kMaxW * kLanes];
+  };
+  /// between chunks: fold (or, without folding, reduce exactly) every accumulator
+  static void squeeze(std::uint64_t* acc, std::size_t g, std::size_t nb) {
+    const std::size_t w = DB::width(g);
+    for (std::size_t x = 0; x < nb * RK * w; ++x) {
+      const std::size_t prime = DB::group_prime(g) + x % w;
+      const std::uint64_t p = R::primes[prime], c = fold_const(prime), m = kU64Max / p;
+      for (std::size_t l = 0; l < kLanes; ++l) {
+        std::uint64_t& a = acc[x * kLanes + l];
+        a = kFold ? (a & 0xffffffffu) + (a >> 32) * c : reduce_exact(a, p, m);
+      }
+    }
+  }
+
+  // acc (block layout above) += Σ_{i in [i0,i1)} Σ_k q[i][r·n+k][h] · w[i][b][k·n+c][lane][h]
+  static void kernel_portable(std::uint64_t* acc, const std::uint64_t* q, const std::uint32_t* w, std::size_t wd,
+                              std::size_t nb, std::size_t i0, std::size_t i1) {
     for (std::size_t i = i0; i < i1; ++i) {
-      const std::uint64_t* qi = q + i * RK * kLanes;
-      const std::uint32_t* wi = w + i * NN * kLanes;
-      for (unsigned r = 0; r <= n; ++r)
-        for (unsigned c = 0; c < n; ++c) {
-          std::uint64_t* a = acc + (r * n + c) * kLanes;
-          for (unsigned k = 0; k < n; ++k) {
-            const std::uint64_t* qa = qi + (r * n + k) * kLanes;
-            const std::uint32_t* wb = wi + (k * n + c) * kLanes;
-            for (std::size_t l = 0; l < kLanes; ++l) a[l] += qa[l] * wb[l];
-          }
-        }
+      const std::uint64_t* qi = q + i * RK * wd * kLanes;
+      for (std::size_t b = 0; b < nb; ++b) {
+        const std::uint32_t* wb = w + (i * nb + b) * NN * wd * kLanes;
+        for (unsigned r = 0; r <= n; ++r)
+          for (unsigned c = 0; c < n; ++c)
+            for (std::size_t h = 0; h < wd; ++h) {
+              std::uint64_t* a = acc + ((b * RK + r * n + c) * wd + h) * kLanes;
+              for (unsigned k = 0; k < n; ++k) {
+                const std::uint64_t* qa = qi + ((r * n + k) * wd + h) * kLanes;
+                const std::uint32_t* wk = wb + (k * n + c) * wd * kLanes + h;
+                for (std::size_t l = 0; l < kLanes; ++l) a[l] += qa[l] * wk[l * wd];
+              }
+            }
+      }
     }
   }
 
 #ifdef SPIRALPIR_FIRSTDIM_X86
+  /// bytes ahead of the current i that the kernel asks the cache for (software prefetch of the
+  /// database stream; hardware prefetchers stop at 4 KiB page boundaries)
+  static constexpr std::size_t kPrefetchBytes = 4096;
+
   // GCC 12's intrinsic headers trip -Wmaybe-uninitialized on _mm512_undefined (a known false
   // positive); the masked-zero forms avoid it.
+  /// the whole i range of one block of NB folding indices, group width W: folds (or exact
+  /// reductions) between chunks, accumulators in registers
+  template <std::size_t W, std::size_t NB>
   __attribute__((target("avx512f"))) static void kernel_avx512(std::uint64_t* acc, const std::uint64_t* q,
-                                                                const std::uint32_t* w, std::size_t i0,
-                                                                std::size_t i1) {
+                                                                const std::uint32_t* w, std::size_t g) {
     static_assert(kLanes == 8, "one zmm register = 8 slots");
-    __m512i a[RK];
-    for (std::size_t x = 0; x < RK; ++x) a[x] = _mm512_loadu_si512(acc + x * kLanes);
-    for (std::size_t i = i0; i < i1; ++i) {
-      const std::uint64_t* qi = q + i * RK * kLanes;
-      const std::uint32_t* wi = w + i * NN * kLanes;
-      __m512i wv[NN];
-      for (std::size_t x = 0; x < NN; ++x)
-        wv[x] = _mm512_maskz_cvtepu32_epi64(0xFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wi + x * kLanes)));
-      for (unsigned r = 0; r <= n; ++r)
-        for (unsigned k = 0; k < n; ++k) {
-          const __m512i qv = _mm512_load_si512(qi + (r * n + k) * kLanes);
-          for (unsigned c = 0; c < n; ++c)
-            a[r * n + c] = _mm512_add_epi64(a[r * n + c], _mm512_maskz_mul_epu32(0xFF, qv, wv[k * n + c]));
-        }
-    }
-    for (std::size_t x = 0; x < RK; ++x) _mm512_storeu_si512(acc + x * kLanes, a[x]);
-  }
-  /// two folding indices per pass: the query vectors are loaded once for both (half the L2
-  /// traffic per multiply-accumulate)
-  __attribute__((target("avx512f"))) static void kernel_avx512_x2(std::uint64_t* acc0, std::uint64_t* acc1,
-                                                                   const std::uint64_t* q, const std::uint32_t* w0,
-                                                                   const std::uint32_t* w1, std::size_t i0,
-                                                                   std::size_t i1) {
-    __m512i a0[RK], a1[RK];
-    for (std::size_t x = 0; x < RK; ++x) {
-      a0[x] = _mm512_loadu_si512(acc0 + x * kLanes);
-      a1[x] = _mm512_loadu_si512(acc1 + x * kLanes);
-    }
-    for (std::size_t i = i0; i < i1; ++i) {
-      const std::uint64_t* qi = q + i * RK * kLanes;
-      const std::uint32_t* wi0 = w0 + i * NN * kLanes;
-      const std::uint32_t* wi1 = w1 + i * NN * kLanes;
-      __m512i v0[NN], v1[NN];
-      for (std::size_t x = 0; x < NN; ++x) {
-        v0[x] = _mm512_maskz_cvtepu32_epi64(0xFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wi0 + x * kLanes)));
-        v1[x] = _mm512_maskz_cvtepu32_epi64(0xFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wi1 + x * kLanes)));
-      }
-      for (unsigned r = 0; r <= n; ++r)
-        for (unsigned k = 0; k < n; ++k) {
-          const __m512i qv = _mm512_load_si512(qi + (r * n + k) * kLanes);
-          for (unsigned c = 0; c < n; ++c) {
-            a0[r * n + c] = _mm512_add_epi64(a0[r * n + c], _mm512_maskz_mul_epu32(0xFF, qv, v0[k * n + c]));
-            a1[r * n + c] = _mm512_add_epi64(a1[r * n + c], _mm512_maskz_mul_epu32(0xFF, qv, v1[k * n + c]));
+    constexpr std::size_t step = NB * NN * W * kLanes;  // u32 words per i
+    __m512i a[NB][RK][W];
+    for (std::size_t b = 0; b < NB; ++b)
+      for (std::size_t x = 0; x < RK; ++x)
+        for (std::size_t h = 0; h < W; ++h) a[b][x][h] = _mm512_setzero_si512();
+    __m512i cst[W];
+    for (std::size_t h = 0; h < W; ++h) cst[h] = _mm512_set1_epi64(static_cast<long long>(fold_const(DB::group_prime(g) + h)));
+    const __m512i lo32 = _mm512_set1_epi64(0xffffffffLL);
+    for (std::size_t i0 = 0; i0 < I; i0 += kChunk) {
+      const std::size_t i1 = std::min(I, i0 + kChunk);
+      for (std::size_t i = i0; i < i1; ++i) {
+        const std::uint64_t* qi = q + i * RK * W * kLanes;
+        const std::uint32_t* wi = w + i * step;
+        for (std::size_t x = 0; x < step * 4; x += 64)
+          _mm_prefetch(reinterpret_cast<const char*>(wi) + kPrefetchBytes + x, _MM_HINT_T0);
+        __m512i qv[RK][W];
+        for (std::size_t x = 0; x < RK; ++x)
+          for (std::size_t h = 0; h < W; ++h) qv[x][h] = _mm512_load_si512(qi + (x * W + h) * kLanes);
+        for (std::size_t b = 0; b < NB; ++b) {
+          __m512i v[NN][W];
+          for (std::size_t kc = 0; kc < NN; ++kc) {
+            const std::uint32_t* src = wi + (b * NN + kc) * W * kLanes;
+            if constexpr (W == 2) {
+              v[kc][0] = _mm512_loadu_si512(src);  // a mapped file's words start 32 bytes into a page
+              v[kc][1] = _mm512_maskz_srli_epi64(0xFF, v[kc][0], 32);
+            } else {
+              v[kc][0] = _mm512_maskz_cvtepu32_epi64(0xFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)));
+            }
           }
+          for (unsigned r = 0; r <= n; ++r)
+            for (unsigned k = 0; k < n; ++k)
+              for (unsigned c = 0; c < n; ++c)
+                for (std::size_t h = 0; h < W; ++h)
+                  a[b][r * n + c][h] =
+                      _mm512_add_epi64(a[b][r * n + c][h], _mm512_maskz_mul_epu32(0xFF, qv[r * n + k][h], v[k * n + c][h]));
         }
+      }
+      if (i1 == I) break;
+      if constexpr (kFold) {
+        for (std::size_t b = 0; b < NB; ++b)
+          for (std::size_t x = 0; x < RK; ++x)
+            for (std::size_t h = 0; h < W; ++h)
+              a[b][x][h] = _mm512_add_epi64(_mm512_and_si512(a[b][x][h], lo32),
+                                            _mm512_maskz_mul_epu32(0xFF, _mm512_maskz_srli_epi64(0xFF, a[b][x][h], 32), cst[h]));
+      } else {  // rare primes (2^32 mod p large): exact reduction through memory
+        for (std::size_t b = 0; b < NB; ++b)
+          for (std::size_t x = 0; x < RK; ++x)
+            for (std::size_t h = 0; h < W; ++h) _mm512_store_si512(acc + ((b * RK + x) * W + h) * kLanes, a[b][x][h]);
+        squeeze(acc, g, NB);
+        for (std::size_t b = 0; b < NB; ++b)
+          for (std::size_t x = 0; x < RK; ++x)
+            for (std::size_t h = 0; h < W; ++h) a[b][x][h] = _mm512_load_si512(acc + ((b * RK + x) * W + h) * kLanes);
+      }
     }
-    for (std::size_t x = 0; x < RK; ++x) {
-      _mm512_storeu_si512(acc0 + x * kLanes, a0[x]);
-      _mm512_storeu_si512(acc1 + x * kLanes, a1[x]);
-    }
+    for (std::size_t b = 0; b < NB; ++b)
+      for (std::size_t x = 0; x < RK; ++x)
+        for (std::size_t h = 0; h < W; ++h) _mm512_store_si512(acc + ((b * RK + x) * W + h) * kLanes, a[b][x][h]);
   }
 #endif
 
@@ -143,71 +215,57 @@ struct FirstDim {
 #endif
   }
 
-  /// out[inst·J + j] for every instance and j
-  static std::vector<MatN> run(const std::vector<MatN>& first_mats, const DB& db, unsigned threads) {
-    const AlignedBuffer<std::uint64_t> q = reorient(first_mats, threads);
+  /// out[inst·J + j] for every instance and j; `avx512` = false forces the portable kernel.
+  /// Tasks (g, zt): gather the query slice, then stream every instance's slice of the database.
+  static std::vector<MatN> run(const std::vector<MatN>& first_mats, const DB& db, unsigned threads,
+                               bool avx512 = use_avx512()) {
+    if (first_mats.size() != I) throw ArgumentError("first dimension: expected 2^nu_1 query matrices");
     std::vector<MatN> out(D::instances * J, MatN(n + 1, n));
-    const bool avx = use_avx512();
-    const std::size_t tasks = D::instances * NP * ZT;
-    parallel_for(threads, tasks, [&](std::size_t task) {
-      const std::size_t inst = task / (NP * ZT);
-      const std::size_t prime = (task / ZT) % NP;
-      const std::size_t zt = task % ZT;
-      const std::uint64_t p = R::primes[prime];
-      const std::uint64_t barrett = ~std::uint64_t{0} / p;  // floor((2^64-1)/p)
-      const std::uint64_t* qz = q.data() + (prime * ZT + zt) * I * RK * kLanes;
-      alignas(64) std::uint64_t acc[2][RK * kLanes];
-      auto reduce = [&](std::uint64_t* a) {
-        for (std::size_t x = 0; x < RK * kLanes; ++x) {  // Barrett: x − ⌊x·m/2^64⌋·p lies in [0, 2p)
-          const std::uint64_t qt = static_cast<std::uint64_t>((static_cast<u128>(a[x]) * barrett) >> 64);
-          a[x] -= qt * p;
-          a[x] -= a[x] >= p ? p : 0;
-        }
-      };
-      auto store = [&](const std::uint64_t* a, std::size_t j) {
-        MatN& o = out[inst * J + j];
-        for (unsigned r = 0; r <= n; ++r)
-          for (unsigned c = 0; c < n; ++c) {
-            std::uint64_t* dst = o.at(r, c).residue(prime) + zt * kLanes;
-            for (std::size_t l = 0; l < kLanes; ++l) dst[l] = a[(r * n + c) * kLanes + l];
-          }
-      };
-      std::size_t j = 0;
-#ifdef SPIRALPIR_FIRSTDIM_X86
-      if (avx) {
-        for (; j + 2 <= J; j += 2) {
-          const std::uint32_t* w0 = db.task_words(inst, prime, zt, j);
-          const std::uint32_t* w1 = db.task_words(inst, prime, zt, j + 1);
-          for (auto& x : acc[0]) x = 0;
-          for (auto& x : acc[1]) x = 0;
-          for (std::size_t i0 = 0; i0 < I; i0 += kChunk) {
-            const std::size_t i1 = std::min(I, i0 + kChunk);
-            kernel_avx512_x2(acc[0], acc[1], qz, w0, w1, i0, i1);
-            reduce(acc[0]);
-            reduce(acc[1]);
-          }
-          store(acc[0], j);
-          store(acc[1], j + 1);
-        }
-      }
+#ifndef SPIRALPIR_FIRSTDIM_X86
+    avx512 = false;
 #endif
-      for (; j < J; ++j) {
-        const std::uint32_t* w = db.task_words(inst, prime, zt, j);
-        for (auto& x : acc[0]) x = 0;
-        for (std::size_t i0 = 0; i0 < I; i0 += kChunk) {
-          const std::size_t i1 = std::min(I, i0 + kChunk);
+    parallel_for(threads, NG * ZT, [&](std::size_t task) {
+      const std::size_t g = task / ZT, zt = task % ZT;
+      const std::size_t wd = DB::width(g), nb = DB::jblock(wd);
+      thread_local AlignedBuffer<std::uint64_t> qbuf;
+      if (qbuf.size() < q_words(g)) qbuf = AlignedBuffer<std::uint64_t>(q_words(0));
+      std::uint64_t* qz = qbuf.data();
+      gather_q(qz, first_mats, g, zt);
+      Acc acc;
+      for (std::size_t inst = 0; inst < D::instances; ++inst)
+        for (std::size_t j0 = 0; j0 < J; j0 += nb) {
+          const std::uint32_t* w = db.block_words(inst, g, zt, j0);
 #ifdef SPIRALPIR_FIRSTDIM_X86
-          if (avx)
-            kernel_avx512(acc[0], qz, w, i0, i1);
-          else
+          if (avx512) {
+            if (wd == 2) {
+              if constexpr (kMaxW == 2) kernel_avx512<2, DB::jblock(2)>(acc.v, qz, w, g);
+            } else if constexpr (NP % 2 == 1) {
+              kernel_avx512<1, DB::jblock(1)>(acc.v, qz, w, g);
+            }
+          } else
 #endif
-            kernel_portable(acc[0], qz, w, i0, i1);
-          reduce(acc[0]);
+          {
+            for (auto& x : acc.v) x = 0;
+            for (std::size_t i0 = 0; i0 < I; i0 += kChunk) {
+              const std::size_t i1 = std::min(I, i0 + kChunk);
+              kernel_portable(acc.v, qz, w, wd, nb, i0, i1);
+              if (i1 < I) squeeze(acc.v, g, nb);
+            }
+          }
+          for (std::size_t b = 0; b < nb; ++b) {
+            MatN& o = out[inst * J + j0 + b];
+            for (unsigned r = 0; r <= n; ++r)
+              for (unsigned c = 0; c < n; ++c)
+                for (std::size_t h = 0; h < wd; ++h) {
+                  const std::size_t prime = DB::group_prime(g) + h;
+                  const std::uint64_t p = R::primes[prime], m = kU64Max / p;
+                  const std::uint64_t* a = acc.v + ((b * RK + r * n + c) * wd + h) * kLanes;
+                  std::uint64_t* dst = o.at(r, c).residue(prime) + zt * kLanes;
+                  for (std::size_t l = 0; l < kLanes; ++l) dst[l] = reduce_exact(a[l], p, m);
+                }
+          }
         }
-        store(acc[0], j);
-      }
     });
-    (void)avx;
     return out;
   }
 };

@@ -179,6 +179,12 @@ inline const char* object_kind_name(ObjectKind k) {
 
 inline constexpr std::array<std::uint8_t, 4> kMagic = {'S', 'P', 'R', 'L'};
 inline constexpr std::uint16_t kFormatVersion = 1;
+/// version 2 of the preprocessed database: the paired-residue, block-interleaved word layout of
+/// database.hpp (version-1 files, one u32 per residue, j-major, are rejected)
+inline constexpr std::uint16_t kDbFormatVersion = 2;
+inline constexpr std::uint16_t format_version(ObjectKind k) {
+  return k == ObjectKind::preprocessed_db ? kDbFormatVersion : kFormatVersion;
+}
 inline constexpr std::size_t kHeaderBytes = 32;
 
 struct Header {
@@ -202,7 +208,7 @@ inline std::uint64_t get_le(const std::uint8_t* src, int bytes) {
 template <SpiralParams P>
 void write_header(std::uint8_t* dst, ObjectKind kind, std::uint64_t payload_len, std::uint64_t aux = 0) {
   std::memcpy(dst, kMagic.data(), 4);
-  detail::put_le(dst + 4, kFormatVersion, 2);
+  detail::put_le(dst + 4, format_version(kind), 2);
   detail::put_le(dst + 6, static_cast<std::uint16_t>(kind), 2);
   std::memcpy(dst + 8, params_hash<P>().data(), 8);
   detail::put_le(dst + 16, payload_len, 8);
@@ -222,9 +228,9 @@ Header check_header(const std::uint8_t* buf, std::size_t total_len, ObjectKind k
                       std::to_string(kHeaderBytes) + ")");
   if (std::memcmp(buf, kMagic.data(), 4) != 0) throw FormatError(what + ": bad magic (not a spiralpir object)");
   const auto ver = detail::get_le(buf + 4, 2);
-  if (ver != kFormatVersion)
+  if (ver != format_version(kind))
     throw FormatError(what + ": unsupported format version " + std::to_string(ver) + " (this runtime reads " +
-                      std::to_string(kFormatVersion) + ")");
+                      std::to_string(format_version(kind)) + ")");
   const auto k = detail::get_le(buf + 6, 2);
   if (k != static_cast<std::uint16_t>(kind)) {
     const std::string got = (k >= 1 && k <= 5) ? object_kind_name(static_cast<ObjectKind>(k)) : "unknown kind " + std::to_string(k);

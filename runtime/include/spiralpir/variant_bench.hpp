@@ -21,20 +21,15 @@
 
 namespace spiralpir {
 
-/// Streaming measurement shared by the vanilla and variant benchmarks: prepare once, answer
-/// `trials` times with the prepared query; checks every decoded plaintext.
-struct StreamingStats {
-  double prepare = 0, per_db = 0, per_db_cpu = 0, fd_cpu = 0;
-  double stages[4] = {0, 0, 0, 0};
-  bool correct = true;
-};
-
+/// Streaming measurement shared by the vanilla and variant benchmarks (declared in
+/// bench_driver.hpp): prepare once, answer `trials` times with the prepared query; checks every
+/// decoded plaintext.
 template <SpiralParams P, class ClientT, class Expect>
-StreamingStats measure_streaming(const Server<P>& server, const PublicParams<P>& pp, ClientT& client,
+bench_detail::StreamingStats measure_streaming(const Server<P>& server, const PublicParams<P>& pp, ClientT& client,
                                  std::uint64_t records, unsigned trials, Csprng& rng, Expect&& expected,
                                  const std::function<std::vector<std::uint8_t>(const std::vector<std::uint8_t>&)>& decode) {
   using clock = std::chrono::steady_clock;
-  StreamingStats out;
+  bench_detail::StreamingStats out;
   const std::uint64_t idx = rng.uniform_mod(records);
   const auto qb = client.query(idx);
   const auto t0 = clock::now();
@@ -156,7 +151,7 @@ int run_variant_bench(int argc, char** argv) {
       qbytes = qb.size();
       rbytes = resp.size();
     }
-    const StreamingStats stream =
+    const bench_detail::StreamingStats stream =
         measure_streaming<P>(server, pp, client, records, opt.trials, rng, expected_pts, decode);
     correct = correct && stream.correct;
 
@@ -188,14 +183,12 @@ int run_variant_bench(int argc, char** argv) {
       }
       names.push_back(cur);
     }
-    static const char* snames[4] = {"first_dimension", "folding", "packing", "modswitch"};
     const char* path = FirstDim<C>::use_avx512() ? "avx512" : "portable";
     std::string hash;
     {
       static const char* hex = "0123456789abcdef";
       for (auto b : params_hash<P>()) { hash += hex[b >> 4]; hash += hex[b & 15]; }
     }
-    const double fd_bw = stream.stages[0] > 0 ? static_cast<double>(D::preprocessed_db_bytes) / stream.stages[0] : 0;
     if (opt.json) {
       std::ostringstream o;
       o << "{\"correct\":" << (correct ? "true" : "false") << ",\"variant\":\"" << variant_name(P::variant)
@@ -214,17 +207,8 @@ int run_variant_bench(int argc, char** argv) {
         << ",\"query\":" << json_num(bench_detail::median(q_t)) << ",\"decode\":" << json_num(bench_detail::median(d_t))
         << "},\"public_params_expand_seconds\":" << json_num(secs(t2, t3)) << ",\"db_build_seconds\":"
         << json_num(db_build) << ",\"peak_memory_bytes\":" << bench_detail::peak_rss_bytes() << ",\"kernel_path\":\""
-        << path << "\",\"params_hash\":\"" << hash << "\",\"streaming\":{\"prepare_seconds\":"
-        << json_num(stream.prepare) << ",\"per_database_seconds\":" << json_num(stream.per_db)
-        << ",\"per_database_cpu_seconds\":" << json_num(stream.per_db_cpu)
-        << ",\"throughput_bytes_per_second\":" << json_num(stream.per_db > 0 ? db_bytes / stream.per_db : 0)
-        << ",\"first_dimension_bytes_per_second\":" << json_num(fd_bw)
-        << ",\"first_dimension_cpu_seconds\":" << json_num(stream.fd_cpu)
-        << ",\"first_dimension_bytes_per_cpu_second\":"
-        << json_num(stream.fd_cpu > 0 ? static_cast<double>(D::preprocessed_db_bytes) / stream.fd_cpu : 0)
-        << ",\"stages\":{";
-      for (int s = 0; s < 4; ++s) o << (s ? "," : "") << "\"" << snames[s] << "\":" << json_num(stream.stages[s]);
-      o << "}}";
+        << path << "\",\"params_hash\":\"" << hash << "\"";
+      bench_detail::write_streaming_json(o, stream, db_bytes, static_cast<double>(D::preprocessed_db_bytes));
       if (opt.noise) {
         o << ",\"noise\":{";
         for (std::size_t s = 0; s < noise.size(); ++s)
@@ -244,12 +228,7 @@ int run_variant_bench(int argc, char** argv) {
       std::printf("  server (median)       %.4f s   throughput %.1f MB/s\n", server_s, db_bytes / server_s / 1e6);
       for (std::size_t s = 0; s < kNumStages; ++s)
         std::printf("    %-19s %.4f s\n", names[s].c_str(), bench_detail::median(stage[s]));
-      std::printf("  streaming: prepare (one-time) %.4f s, per database %.4f s, throughput %.1f MB/s\n",
-                  stream.prepare, stream.per_db, stream.per_db > 0 ? db_bytes / stream.per_db / 1e6 : 0.0);
-      for (int s = 0; s < 4; ++s) std::printf("    %-19s %.4f s\n", snames[s], stream.stages[s]);
-      std::printf("  first dimension streams the preprocessed db at %.2f GB/s (%.2f GB per CPU second)\n",
-                  fd_bw / 1e9,
-                  stream.fd_cpu > 0 ? static_cast<double>(D::preprocessed_db_bytes) / stream.fd_cpu / 1e9 : 0.0);
+      bench_detail::print_streaming(stream, db_bytes, static_cast<double>(D::preprocessed_db_bytes));
       std::printf("  client keygen %.4f s, public params %.4f s, query %.4f s, decode %.4f s\n", secs(t0, t1),
                   secs(t1, t2), bench_detail::median(q_t), bench_detail::median(d_t));
       std::printf("  server: public params expand %.4f s, db build %.2f s\n", secs(t2, t3), db_build);
