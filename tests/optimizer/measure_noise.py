@@ -39,6 +39,8 @@ OUT = Path(__file__).resolve().parent / "data" / "measured" / "noise"
 
 _R54 = [268369921, 67104769]  # d = 2048 plans' 2^54 modulus (129.6-bit ring)
 _R84_4096 = [268369921, 268361729, 268271617]  # d = 4096 NTT-friendly, q ~ 2^84
+_R90_4096 = [1073692673, 1073668097, 1073651713]  # d = 4096 plans' 3-prime ring, q ~ 2^90
+_IMPLICIT = ["--implicit-db", "--max-db-gib", "0.25"]
 
 
 def _lit(**kw: Any) -> dict[str, Any]:
@@ -95,6 +97,24 @@ SETS: dict[str, tuple[str, dict[str, Any], list[str], int]] = {
         "SpiralStreamPack: n = 3 (9 sub-databases), p = 2^8, ternary secret",
         _lit(variant="stream_pack", poly_len=2048, moduli=_R54, n=3, nu_1=6, nu_2=2, p=256,
              q2_bits=22, secret_distribution="ternary", records=256, record_size=9216), [], 2),
+    # the planner's choices (session 2, after this model) for SPIRAL's paper databases, at full
+    # size with an implicit (cyclic) database: folding there combines repeated cts, so only
+    # the stages up to the first dimension are references (test_measured.py)
+    "plan_2e20x256b": (
+        "plan for 2^20 x 256 B (spiral): d = 2048, q ~ 2^54, n = 1, p = 2^8",
+        _lit(poly_len=2048, moduli=_R54, n=1, nu_1=8, nu_2=9, p=256, q2_bits=19, t_gsw=5,
+             t_conv=4, t_exp_left=4, t_exp_right=9, records=1 << 20, record_size=256),
+        _IMPLICIT, 2),
+    "plan_2e14x100kb": (
+        "plan for 2^14 x 100 KB (spiral): d = 4096, q ~ 2^90, n = 2, p = 2^25",
+        _lit(poly_len=4096, moduli=_R90_4096, n=2, nu_1=8, nu_2=6, p=1 << 25, q2_bits=36,
+             t_gsw=4, t_conv=5, t_exp_left=7, t_exp_right=8, records=1 << 14,
+             record_size=100000), _IMPLICIT, 2),
+    "plan_2e18x30kb_streampack": (
+        "plan for 2^18 x 30 KB (stream_pack): d = 4096, q ~ 2^90, n = 1, p = 2^30",
+        _lit(variant="stream_pack", poly_len=4096, moduli=_R90_4096, n=1, nu_1=9, nu_2=9,
+             p=1 << 30, q2_bits=41, t_gsw=3, t_conv=12, t_exp_left=1, t_exp_right=1,
+             records=1 << 18, record_size=30000), _IMPLICIT, 2),
 }
 
 
