@@ -215,18 +215,27 @@ def chain(variant: str, d: int, q: int, sigma2: float, var_s: float, n: int, nu_
         v_right = sigma2 + 0.0 * ks_r
     else:
         h = np.exp2(rounds - 1.0)
+        # each round doubles the mean variance: the query's fresh error R times, round 0's
+        # right-key switch R − 1 times, the left-key switch of round r R − 1 − r times
         v_left = 2.0 * h * sigma2 + h * ks_r + (h - 1.0) * ks_l
         big_r = np.exp2(r_right)
-        v_right = big_r * sigma2 + (big_r - 1.0) * ks_r
+        v_right = big_r * sigma2 + (big_r - 1.0) * ks_r  # R' rounds, all with the right key
+    # ScalToMat: entry (i, i) v_left + ks_c, the n − 1 others ks_c (one key error per row)
     v_conv = (v_left + nc * ks_c) / nc
+    # RegevToGSW block 0: −s·(digit ct error) + 2·t_conv digits (of a and of b) × key errors
     v_top = d * var_s * v_right + 2.0 * ks_c
-    v_r2g = (v_top + v_right + nc * ks_c) / (nc + 1)
+    v_r2g = (v_top + v_right + nc * ks_c) / (nc + 1)  # block 0 and n ScalToMat blocks
     a = 2.0**nu_1
+    # Σ_i C_i·D_i: 2^ν1 cts × d coefficient products × the n entries of a row (one diagonal)
     v_inc = a * d * db_coeff_sq(p) * (v_left + nc * ks_c)
+    # the ScalToMat key errors are shared by all 2^ν1 cts: with digit mean μ_k and data mean
+    # μ_D, Σ_i g_i·D_i has the mean polynomial 2^ν1·μ_k·μ_D·Σ_j (2j + 2 − d)x^j
     v_coh = nc * sigma2 * (a * DB_COEFF_MEAN) ** 2 * mean_c * d * (d * d + 2.0) / 3.0
     v_fd = v_inc + v_coh
+    # external product: GSW error × (n+1)·t_gsw digit polys of the uniform ct entries
     per_fold = d * sq_g * (v_top + v_right + nc * ks_c)
     v_fold = v_fd + nu_2 * per_fold
+    # packing: n·t_conv digits × the n packing keys' errors (each row its own), per entry
     v_final = v_fold + (n * ks_c if pack else 0.0)
     return Chain(v_left, v_right, v_conv, v_r2g, v_fd, v_coh, per_fold, v_fold, v_final,
                  FAILURE_MARGIN * v_final)
