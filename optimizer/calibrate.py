@@ -10,14 +10,17 @@ Owns the fitting of the cost model (cost.py) to this machine:
    single-thread streaming read bandwidth (1 GiB buffer) and the cache size (the largest
    buffer read at least 1.5x faster than 1 GiB).
 2. Stage timings of generated benchmarks (`bench --json --threads 1`; `stages_cpu` (process CPU
-   seconds) when the driver reports it, else `stages` (wall); the variant drivers' streaming
-   `packing` timing is split out of `modswitch`) for several parameter sets (by default the CI
-   twins of the validation sets: small databases, so the first dimension is timed compute bound):
-   * `fd` = median over cache-resident runs of first_dimension seconds / fd count,
+   seconds) when the driver reports it, else `stages` (wall) scaled to the answer's CPU time;
+   the variant drivers' streaming `packing` timing is split out of `modswitch`) for several
+   parameter sets (by default the full-size calibration shapes of validation.py):
+   * `fd`, `fdout` = non-negative least squares (relative errors) of the first-dimension
+     seconds of the runs not bound by the read bandwidth (the calibration shapes vary 2^nu_1),
    * `ms` = median of (modswitch seconds − its NTT time) / ms count,
+   * `parse` = median over the stream variants' runs of (expansion − its NTT time) / parse count,
    * `decomp`, `auto` = non-negative least squares (relative errors) of the expansion,
      conversion, folding and packing seconds left after their NTT and mac time,
-   * `stage_scale[s]` = median over sets of measured / predicted seconds of stage s.
+   * `stage_scale[s]` = median over sets of measured / predicted seconds of stage s (over the
+     runs where stage s took at least MIN_SCALE_SECONDS, if any).
 The result is a `Profile` (CPU model, date, sources) written as JSON.
 """
 
@@ -48,6 +51,7 @@ from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.params import Parameters
 
 _PATH_ORDER = ("avx512", "avx2", "native")
+MIN_SCALE_SECONDS = 0.002
 _NAME = re.compile(r"^(ntt_forward|ntt_inverse|mul_add|mul_add_lazy)/(\w+)/(\d+)/(\d+)$")
 _READ = re.compile(r"^stream_read/(\d+)$")
 
@@ -146,15 +150,27 @@ def fit(kernel: Kernels, runs: Sequence[tuple[Parameters, dict[str, Any]]],
                        read_bytes_per_second=kernel.read_bytes_per_second,
                        cache_bytes=kernel.cache_bytes, source=source)
 
-    base = profile({"mac": kernel.mac, "decomp": 0.0, "auto": 0.0, "fd": 0.0, "ms": 0.0})
+    base = profile({"mac": kernel.mac, "decomp": 0.0, "auto": 0.0, "parse": 0.0, "fd": 0.0,
+                    "fdout": 0.0, "ms": 0.0})
     counts = [(p, stage_op_counts(p), stage_times(rep), bool(rep.get("implicit_db")))
               for p, rep in runs]
-    # the first dimension's compute cost from runs whose database stays cache resident
-    resident = [x for x in counts if params_db_bytes(x[0]) <= kernel.cache_bytes] or counts
-    fd = statistics.median(st["first_dimension"] / c["first_dimension"]["fd"]
-                           for _, c, st, _ in resident)
+    # the first dimension's compute cost: from runs whose database is not read at the memory
+    # bandwidth's limit (small calibration databases: the kernel is compute bound)
+    resident = [x for x in counts
+                if kernel.read_bytes_per_second <= 0 or x[2].get("first_dimension", 0)
+                > 1.5 * params_db_bytes(x[0]) / kernel.read_bytes_per_second] or counts
+    fd, fdout = _nnls2(
+        np.array([[c["first_dimension"]["fd"] / st["first_dimension"],
+                   c["first_dimension"]["fdout"] / st["first_dimension"]]
+                  for _, c, st, _ in resident if st.get("first_dimension", 0) > 0]),
+        np.ones(sum(1 for _, _, st, _ in resident if st.get("first_dimension", 0) > 0)))
     ms = statistics.median(max(0.0, st["modswitch"] - c["modswitch"]["ntt"] * base.ntt(p.poly_len))
                            / c["modswitch"]["ms"] for p, c, st, _ in counts)
+    # query parsing: the stream variants' expansion stage is nothing else
+    parsing = [max(0.0, st["expansion"] - c["expansion"]["ntt"] * base.ntt(p.poly_len))
+               / c["expansion"]["parse"] for p, c, st, _ in counts
+               if c["expansion"]["auto"] == 0 and st.get("expansion", 0) > 0]
+    parse = statistics.median(parsing) if parsing else 0.0
     rows, rhs = [], []
     for p, c, st, _ in counts:
         for stage in ("expansion", "conversion", "folding", "packing"):
@@ -162,17 +178,21 @@ def fit(kernel: Kernels, runs: Sequence[tuple[Parameters, dict[str, Any]]],
             cc = c[stage]
             if m <= 0 or cc.get("decomp", 0) + cc.get("auto", 0) <= 0:
                 continue
-            rest = m - cc.get("ntt", 0) * base.ntt(p.poly_len) - cc.get("mac", 0) * kernel.mac
+            rest = m - cc.get("ntt", 0) * base.ntt(p.poly_len) - cc.get("mac", 0) * kernel.mac \
+                - cc.get("parse", 0) * parse
             rows.append([cc.get("decomp", 0) / m, cc.get("auto", 0) / m])
             rhs.append(rest / m)
     dec, aut = _nnls2(np.array(rows), np.array(rhs))
-    prof = profile({"mac": kernel.mac, "decomp": dec, "auto": aut, "fd": fd, "ms": ms})
+    prof = profile({"mac": kernel.mac, "decomp": dec, "auto": aut, "parse": parse, "fd": fd,
+                    "fdout": fdout, "ms": ms})
     scale: dict[str, float] = {}
     for stage in STAGES:
         use = resident if stage == "first_dimension" else counts
-        ratios = [st[stage] / pred for p, _, st, imp in use
+        ratios = [(st[stage] / pred, st[stage]) for p, _, st, imp in use
                   if (pred := stage_seconds(p, prof, imp)[stage]) > 0 and st.get(stage, 0) > 0]
-        scale[stage] = statistics.median(ratios) if ratios else 1.0
+        # stages timed at a few milliseconds or more carry the scale (short ones are noisy)
+        long = [r for r, secs in ratios if secs >= MIN_SCALE_SECONDS]
+        scale[stage] = statistics.median(long or [r for r, _ in ratios]) if ratios else 1.0
     return profile(prof.op_seconds, scale)
 
 

@@ -1,20 +1,22 @@
 """`spiralpir calibrate`: measure this machine, write a profile for the cost model, validate it.
 
     spiralpir calibrate [--arith-bench PATH | --arith-json FILE]
-                        [--suite] [--records DIR] [--instance generated/NAME ...]
+                        [--suite] [--twins] [--records DIR] [--instance generated/NAME ...]
                         [--run PARAMS.json REPORT.json ...]
                         [--out profile.json]
-                        [--validate [--profile FILE] [--store DIR]]
+                        [--validate [--profile FILE] [--store DIR | --compare DIR]]
                         [--shapes 2e14x32b,...] [--variants spiral,...] [--work-dir DIR]
                         [--trials 3] [--repeat 2] [--max-db-gib 1.5]
 
 Kernel costs come from the runtime's microbenchmarks (spiral_runtime_bench; built with the
 runtime, found under build/ if not given). Stage costs come from generated benchmarks:
-`--suite` plans, generates and builds every (shape, variant) of the validation suite
-(optimizer/validation.py) under --work-dir and runs their CI twins single-threaded; each
+`--suite` plans, generates and builds the calibration shapes (optimizer/validation.py: small
+databases, disjoint from the validation suite) under --work-dir and runs them at full size,
+single-threaded (`--twins` adds the validation suite's CI twins); each
 `--instance` is built if needed and its bench is run single-threaded; `--run` reuses a saved
 `bench --json` report with its params; `--records DIR` re-fits from suite runs saved earlier
-(every suite run is kept under WORK-DIR/runs/{ci,full}/). See calibrate.py for the fit.
+(every run is kept under WORK-DIR/runs/{ci,cal,full}/; repeat --records for several).
+See calibrate.py for the fit.
 
 `--validate` (a benchmark, not a test) runs the suite's FULL-SIZE benchmarks and prints the
 predicted vs measured seconds of every stage and the total, with ratios, for the profile just
@@ -41,6 +43,7 @@ from spiralpir.optimizer.cost import Profile
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.params import Parameters
 from spiralpir.optimizer.validation import (
+    CALIBRATION,
     SUITE,
     VARIANTS,
     compare,
@@ -83,21 +86,27 @@ def _instance_run(source: Path, trials: int) -> tuple[Parameters, dict[str, Any]
 @click.option("--arith-json", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="A saved spiral_runtime_bench --benchmark_format=json report.")
 @click.option("--suite", is_flag=True,
-              help="Calibrate on the CI twins of the validation suite (built under --work-dir).")
+              help="Calibrate on the calibration shapes at full size (built under --work-dir).")
+@click.option("--twins", is_flag=True,
+              help="Also calibrate on the CI twins of the validation suite (short, noisy).")
 @click.option("--instance", "instances", multiple=True,
               type=click.Path(file_okay=False, path_type=Path),
               help="A generated instance to build and benchmark (repeatable).")
 @click.option("--run", "runs", multiple=True, nargs=2,
               type=click.Path(dir_okay=False, path_type=Path),
               help="PARAMS.json REPORT.json of a saved bench --json run (repeatable).")
-@click.option("--records", "records_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=None, help="Re-fit from saved suite runs (e.g. build/calibrate/runs/ci).")
+@click.option("--records", "records_dirs", multiple=True,
+              type=click.Path(file_okay=False, path_type=Path),
+              help="Re-fit from saved runs (e.g. build/calibrate/runs/ci; repeatable).")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
               default=Path("spiralpir-profile.json"), show_default=True)
 @click.option("--validate", is_flag=True,
               help="Run the suite full size and print predicted vs measured seconds.")
 @click.option("--profile", "profile_path", type=click.Path(dir_okay=False, path_type=Path),
               default=None, help="Profile to validate when not calibrating (default: shipped).")
+@click.option("--compare", "compare_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=None, help="With --validate: compare saved full-size runs (e.g. "
+              "build/calibrate/runs/full or tests/optimizer/data/timing), benchmark nothing.")
 @click.option("--store", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Save the validation measurements here (one JSON per suite member).")
 @click.option("--shapes", default=",".join(s.name for s in SUITE), show_default=True)
@@ -111,10 +120,11 @@ def _instance_run(source: Path, trials: int) -> tuple[Parameters, dict[str, Any]
               help="Bench processes per member; the minimum total is kept.")
 @click.option("--max-db-gib", type=float, default=1.5, show_default=True,
               help="Larger databases are benchmarked implicitly (>= 1 GiB distinct, cyclic).")
-def calibrate(arith_bench: Path | None, arith_json: Path | None, suite: bool,
+def calibrate(arith_bench: Path | None, arith_json: Path | None, suite: bool, twins: bool,
               instances: tuple[Path, ...], runs: tuple[tuple[Path, Path], ...],
-              records_dir: Path | None, out: Path,
-              validate: bool, profile_path: Path | None, store: Path | None, shapes: str,
+              records_dirs: tuple[Path, ...], out: Path,
+              validate: bool, profile_path: Path | None, compare_dir: Path | None,
+              store: Path | None, shapes: str,
               variants: str, work_dir: Path, replan: bool, trials: int, repeat: int,
               max_db_gib: float) -> None:
     """Measure per-operation costs on this machine and write a machine profile (JSON)."""
@@ -126,11 +136,16 @@ def calibrate(arith_bench: Path | None, arith_json: Path | None, suite: bool,
         raise SpiralpirError(f"--variants: each of {', '.join(VARIANTS)}")
     suite_args = {"trials": trials, "repeat": repeat, "max_db_gib": max_db_gib,
                   "log": lambda m: click.echo(m, err=True), "replan": replan}
-    calibrating = suite or bool(instances) or bool(runs) or records_dir is not None
+    calibrating = suite or twins or bool(instances) or bool(runs) or bool(records_dirs)
     if calibrating:
-        recs = run_suite(members, vs, work_dir, ci=True, **suite_args) if suite else []
-        if records_dir is not None:
-            recs += load_records(records_dir)
+        recs = []
+        if twins:
+            recs += run_suite(members, vs, work_dir, ci=True, **suite_args)
+        if suite:
+            for shape, cvs in CALIBRATION:
+                recs += run_suite([shape], cvs, work_dir, ci=False, label="cal", **suite_args)
+        for directory in records_dirs:
+            recs += load_records(directory)
         prof = _calibrate(arith_bench, arith_json, instances, runs, trials, recs)
         out.write_text(json.dumps(prof.to_dict(), indent=2, sort_keys=True) + "\n")
         click.echo(f"wrote {out} ({prof.cpu_model}, {prof.date})")
@@ -139,7 +154,8 @@ def calibrate(arith_bench: Path | None, arith_json: Path | None, suite: bool,
     else:
         prof = Profile.load(profile_path)
     if validate:
-        recs = run_suite(members, vs, work_dir, ci=False, **suite_args)
+        recs = (load_records(compare_dir) if compare_dir is not None
+                else run_suite(members, vs, work_dir, ci=False, **suite_args))
         within = 0
         for name, lit, rec in recs:
             p = Parameters.from_literal(lit)
@@ -148,7 +164,7 @@ def calibrate(arith_bench: Path | None, arith_json: Path | None, suite: bool,
             click.echo(format_comparison(name, p, cmp))
         click.echo(f"{within}/{len(recs)} within ±25% of the measured total "
                    f"(profile {prof.path or out}; load average now {loadavg()})")
-        if store is not None:
+        if store is not None and compare_dir is None:
             validation_store(recs, store)
             click.echo(f"stored {len(recs)} measurements in {store}")
 
