@@ -381,11 +381,25 @@ def time_seconds(variant: str, s: Structure, g: Grid, profile: Profile) -> np.nd
     return np.asarray(sum(secs.values()), dtype=np.float64)
 
 
+_LB_CACHE: dict[tuple[Any, ...], tuple[Profile, float]] = {}
+
+
 def time_lower_bound(variant: str, s: Structure, t_min: int, profile: Profile) -> float:
     """Server seconds with every gadget length at t_min: a lower bound over the grid (each
-    stage's time is non-decreasing in every gadget length)."""
+    stage's time is non-decreasing in every gadget length). Memoized: the search asks for
+    many structures that differ only in p (the time does not depend on it)."""
+    ring = s.ring
+    key = (id(profile), variant, ring.poly_len, len(ring.modulus.moduli), s.n, s.nu_1, s.nu_2,
+           s.instances, t_min)
+    hit = _LB_CACHE.get(key)
+    if hit is not None and hit[0] is profile:
+        return hit[1]
     g = Grid(*(np.array([t_min]) for _ in range(4)), *(np.zeros(1) for _ in range(5)))
-    return float(time_seconds(variant, s, g, profile)[0])
+    value = float(time_seconds(variant, s, g, profile)[0])
+    if len(_LB_CACHE) > 100_000:
+        _LB_CACHE.clear()
+    _LB_CACHE[key] = (profile, value)  # holds the profile: its id is not reused meanwhile
+    return value
 
 
 def objective_value(options: Options, seconds: Any, response: Any, query: Any) -> Any:
