@@ -110,6 +110,11 @@ SETS: dict[str, tuple[str, dict[str, Any], list[str], int]] = {
         _lit(poly_len=4096, moduli=_R90_4096, n=2, nu_1=8, nu_2=6, p=1 << 25, q2_bits=36,
              t_gsw=4, t_conv=5, t_exp_left=7, t_exp_right=8, records=1 << 14,
              record_size=100000), _IMPLICIT, 2),
+    "plan_2e18x30kb": (
+        "plan for 2^18 x 30 KB (spiral): d = 4096, q ~ 2^90, n = 1, p = 2^30 (the cap)",
+        _lit(poly_len=4096, moduli=_R90_4096, n=1, nu_1=8, nu_2=10, p=1 << 30, q2_bits=43,
+             t_gsw=4, t_conv=12, t_exp_left=23, t_exp_right=23, records=1 << 18,
+             record_size=30000), _IMPLICIT, 2),
     "plan_2e18x30kb_streampack": (
         "plan for 2^18 x 30 KB (stream_pack): d = 4096, q ~ 2^90, n = 1, p = 2^30",
         _lit(variant="stream_pack", poly_len=4096, moduli=_R90_4096, n=1, nu_1=9, nu_2=9,
