@@ -2,10 +2,10 @@
 // out[j] = Σ_{i < 2^nu_1} C_i · D[i][j] with C_i the (n+1)×n matrix Regev query cts and D the
 // n×n plaintexts, all in NTT/CRT form (database.hpp gives the word layout).
 //
-// Work split: one task per (prime group g, slot tile zt) gathers its slice of the query
-// (L2-sized) and streams, for every instance, its contiguous slice of the database once, a
-// block of JB folding indices at a time (database.hpp interleaves a block's indices, so a block
-// is one sequential stream). For a group of two primes one 64-bit
+// Work split: one task per (instance, prime group g, slot tile zt) gathers its slice of the
+// query (L2-sized) and streams its contiguous slice of the database once, a block of JB folding
+// indices at a time (database.hpp interleaves a block's indices, so a block is one sequential
+// stream). For a group of two primes one 64-bit
 // word holds both residues of a slot: vpmuludq multiplies the low halves (prime 2g) directly and
 // the word shifted right by 32 (prime 2g+1); the (n+1)·n·JB·W accumulators stay in registers and
 // each query vector is loaded once per i for the JB indices of the block.
@@ -72,9 +72,9 @@ struct FirstDim {
   static_assert(kChunk >= 1, "lazy bound: not even one i fits the accumulator");
   static_assert(bound_ok(), "first-dimension term count exceeds the lazy-reduction bound");
 
-  /// the query slice of task (g, zt): Q[i][rk][h][lane] as u64 (values < p; the kernel
+  /// the query slice of task (inst, g, zt): Q[i][rk][h][lane] as u64 (values < p; the kernel
   /// multiplies their low 32 bits), h < width(g) the prime 2g + h. Each task gathers its own
-  /// slice (I·RK·W·8 words, L2-sized) and reuses it for every instance: no answer-sized buffer.
+  /// slice (I·RK·W·8 words, L2-sized): no answer-sized buffer.
   static std::size_t q_words(std::size_t g) { return I * RK * DB::width(g) * kLanes; }
   static void gather_q(std::uint64_t* dst, const std::vector<MatN>& first_mats, std::size_t g, std::size_t zt) {
     const std::size_t w = DB::width(g);
@@ -206,6 +206,21 @@ struct FirstDim {
   }
 #endif
 
+  /// 8 output slots (64-byte aligned): with AVX-512 a streaming store — the outputs are written
+  /// once and read by the next stage much later, so reading their lines first (a cache miss per
+  /// line of a fresh, answer-sized output) would only cost time
+  static void store_slots(std::uint64_t* dst, const std::uint64_t* src, bool avx512) {
+#ifdef SPIRALPIR_FIRSTDIM_X86
+    if (avx512) return stream_store(dst, src);
+#endif
+    for (std::size_t l = 0; l < kLanes; ++l) dst[l] = src[l];
+  }
+#ifdef SPIRALPIR_FIRSTDIM_X86
+  __attribute__((target("avx512f"))) static void stream_store(std::uint64_t* dst, const std::uint64_t* src) {
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(dst), _mm512_load_si512(src));
+  }
+#endif
+
   static bool use_avx512() {
 #ifdef SPIRALPIR_FIRSTDIM_X86
     static const bool ok = path_available(Path::avx512);
@@ -216,55 +231,61 @@ struct FirstDim {
   }
 
   /// out[inst·J + j] for every instance and j; `avx512` = false forces the portable kernel.
-  /// Tasks (g, zt): gather the query slice, then stream every instance's slice of the database.
+  /// Tasks (inst, g, zt), instance-major: gather the query slice, then stream the task's slice
+  /// of the database. (Reusing one gathered slice across instances would save the gathers, but
+  /// an implicit benchmark database would then re-read its repeated instances from cache.)
   static std::vector<MatN> run(const std::vector<MatN>& first_mats, const DB& db, unsigned threads,
                                bool avx512 = use_avx512()) {
     if (first_mats.size() != I) throw ArgumentError("first dimension: expected 2^nu_1 query matrices");
-    std::vector<MatN> out(D::instances * J, MatN(n + 1, n));
+    std::vector<MatN> out;  // constructed in place (a copied prototype would cost a memcpy per matrix)
+    out.reserve(D::instances * J);
+    for (std::size_t x = 0; x < D::instances * J; ++x) out.emplace_back(n + 1, n);
 #ifndef SPIRALPIR_FIRSTDIM_X86
     avx512 = false;
 #endif
-    parallel_for(threads, NG * ZT, [&](std::size_t task) {
-      const std::size_t g = task / ZT, zt = task % ZT;
+    parallel_for(threads, D::instances * NG * ZT, [&](std::size_t task) {
+      const std::size_t inst = task / (NG * ZT), g = (task / ZT) % NG, zt = task % ZT;
       const std::size_t wd = DB::width(g), nb = DB::jblock(wd);
       thread_local AlignedBuffer<std::uint64_t> qbuf;
       if (qbuf.size() < q_words(g)) qbuf = AlignedBuffer<std::uint64_t>(q_words(0));
       std::uint64_t* qz = qbuf.data();
       gather_q(qz, first_mats, g, zt);
       Acc acc;
-      for (std::size_t inst = 0; inst < D::instances; ++inst)
-        for (std::size_t j0 = 0; j0 < J; j0 += nb) {
-          const std::uint32_t* w = db.block_words(inst, g, zt, j0);
+      for (std::size_t j0 = 0; j0 < J; j0 += nb) {
+        const std::uint32_t* w = db.block_words(inst, g, zt, j0);
 #ifdef SPIRALPIR_FIRSTDIM_X86
-          if (avx512) {
-            if (wd == 2) {
-              if constexpr (kMaxW == 2) kernel_avx512<2, DB::jblock(2)>(acc.v, qz, w, g);
-            } else if constexpr (NP % 2 == 1) {
-              kernel_avx512<1, DB::jblock(1)>(acc.v, qz, w, g);
-            }
-          } else
-#endif
-          {
-            for (auto& x : acc.v) x = 0;
-            for (std::size_t i0 = 0; i0 < I; i0 += kChunk) {
-              const std::size_t i1 = std::min(I, i0 + kChunk);
-              kernel_portable(acc.v, qz, w, wd, nb, i0, i1);
-              if (i1 < I) squeeze(acc.v, g, nb);
-            }
+        if (avx512) {
+          if (wd == 2) {
+            if constexpr (kMaxW == 2) kernel_avx512<2, DB::jblock(2)>(acc.v, qz, w, g);
+          } else if constexpr (NP % 2 == 1) {
+            kernel_avx512<1, DB::jblock(1)>(acc.v, qz, w, g);
           }
-          for (std::size_t b = 0; b < nb; ++b) {
-            MatN& o = out[inst * J + j0 + b];
-            for (unsigned r = 0; r <= n; ++r)
-              for (unsigned c = 0; c < n; ++c)
-                for (std::size_t h = 0; h < wd; ++h) {
-                  const std::size_t prime = DB::group_prime(g) + h;
-                  const std::uint64_t p = R::primes[prime], m = kU64Max / p;
-                  const std::uint64_t* a = acc.v + ((b * RK + r * n + c) * wd + h) * kLanes;
-                  std::uint64_t* dst = o.at(r, c).residue(prime) + zt * kLanes;
-                  for (std::size_t l = 0; l < kLanes; ++l) dst[l] = reduce_exact(a[l], p, m);
-                }
+        } else
+#endif
+        {
+          for (auto& x : acc.v) x = 0;
+          for (std::size_t i0 = 0; i0 < I; i0 += kChunk) {
+            const std::size_t i1 = std::min(I, i0 + kChunk);
+            kernel_portable(acc.v, qz, w, wd, nb, i0, i1);
+            if (i1 < I) squeeze(acc.v, g, nb);
           }
         }
+        for (std::size_t b = 0; b < nb; ++b) {
+          MatN& o = out[inst * J + j0 + b];
+          for (unsigned r = 0; r <= n; ++r)
+            for (unsigned c = 0; c < n; ++c)
+              for (std::size_t h = 0; h < wd; ++h) {
+                const std::size_t prime = DB::group_prime(g) + h;
+                const std::uint64_t p = R::primes[prime], m = kU64Max / p;
+                std::uint64_t* a = acc.v + ((b * RK + r * n + c) * wd + h) * kLanes;
+                for (std::size_t l = 0; l < kLanes; ++l) a[l] = reduce_exact(a[l], p, m);
+                store_slots(o.at(r, c).residue(prime) + zt * kLanes, a, avx512);
+              }
+        }
+      }
+#ifdef SPIRALPIR_FIRSTDIM_X86
+      if (avx512) _mm_sfence();  // order the streaming stores before the task counts as done
+#endif
     });
     return out;
   }
