@@ -15,9 +15,10 @@ Owns the fitting of the cost model (cost.py) to this machine:
    parameter sets (by default the full-size calibration shapes of validation.py):
    * `fd`, `fdout` = non-negative least squares (relative errors) of the first-dimension
      seconds of the runs not bound by the read bandwidth (the calibration shapes vary 2^nu_1),
-   * `ms` = median of (modswitch seconds − its NTT time) / ms count,
+   * `ms`, `ms_wide` = median of (modswitch seconds − its NTT time) / its count, over the runs
+     with fewer / with three or more CRT primes,
    * `parse` = median over the stream variants' runs of (expansion − its NTT time) / parse count,
-   * `decomp`, `auto` = non-negative least squares (relative errors) of the expansion,
+   * `decomp`, `compose`, `auto` = non-negative least squares (relative errors) of the expansion,
      conversion, folding and packing seconds left after their NTT and mac time,
    * `stage_scale[s]` = median over sets of measured / predicted seconds of stage s (over the
      runs where stage s took at least MIN_SCALE_SECONDS, if any).
@@ -159,13 +160,18 @@ def fit(kernel: Kernels, runs: Sequence[tuple[Parameters, dict[str, Any]]],
     resident = [x for x in counts
                 if kernel.read_bytes_per_second <= 0 or x[2].get("first_dimension", 0)
                 > 1.5 * params_db_bytes(x[0]) / kernel.read_bytes_per_second] or counts
-    fd, fdout = _nnls2(
+    fd, fdout = _nnls(
         np.array([[c["first_dimension"]["fd"] / st["first_dimension"],
                    c["first_dimension"]["fdout"] / st["first_dimension"]]
                   for _, c, st, _ in resident if st.get("first_dimension", 0) > 0]),
         np.ones(sum(1 for _, _, st, _ in resident if st.get("first_dimension", 0) > 0)))
-    ms = statistics.median(max(0.0, st["modswitch"] - c["modswitch"]["ntt"] * base.ntt(p.poly_len))
-                           / c["modswitch"]["ms"] for p, c, st, _ in counts)
+    def ms_fit(kind: str) -> float:
+        vals = [max(0.0, st["modswitch"] - c["modswitch"]["ntt"] * base.ntt(p.poly_len))
+                / c["modswitch"][kind] for p, c, st, _ in counts if c["modswitch"][kind] > 0]
+        return statistics.median(vals) if vals else 0.0
+
+    ms = ms_fit("ms")
+    ms_wide = ms_fit("ms_wide") or ms  # no run with three primes: the narrow cost
     # query parsing: the stream variants' expansion stage is nothing else
     parsing = [max(0.0, st["expansion"] - c["expansion"]["ntt"] * base.ntt(p.poly_len))
                / c["expansion"]["parse"] for p, c, st, _ in counts
@@ -180,11 +186,12 @@ def fit(kernel: Kernels, runs: Sequence[tuple[Parameters, dict[str, Any]]],
                 continue
             rest = m - cc.get("ntt", 0) * base.ntt(p.poly_len) - cc.get("mac", 0) * kernel.mac \
                 - cc.get("parse", 0) * parse
-            rows.append([cc.get("decomp", 0) / m, cc.get("auto", 0) / m])
+            rows.append([cc.get("decomp", 0) / m, cc.get("compose", 0) / m,
+                         cc.get("auto", 0) / m])
             rhs.append(rest / m)
-    dec, aut = _nnls2(np.array(rows), np.array(rhs))
-    prof = profile({"mac": kernel.mac, "decomp": dec, "auto": aut, "parse": parse, "fd": fd,
-                    "fdout": fdout, "ms": ms})
+    dec, comp, aut = _nnls(np.array(rows), np.array(rhs))
+    prof = profile({"mac": kernel.mac, "decomp": dec, "compose": comp, "auto": aut,
+                    "parse": parse, "fd": fd, "fdout": fdout, "ms": ms, "ms_wide": ms_wide})
     scale: dict[str, float] = {}
     for stage in STAGES:
         use = resident if stage == "first_dimension" else counts
@@ -223,23 +230,24 @@ def measured_seconds(rep: dict[str, Any]) -> float:
     return sum(stage_times(rep).values())
 
 
-def _nnls2(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
-    """Non-negative least squares with two unknowns (tries both, then each alone)."""
+def _nnls(a: np.ndarray, b: np.ndarray) -> tuple[float, ...]:
+    """Non-negative least squares for a few unknowns: the best unconstrained least-squares
+    solution over every subset of the columns whose solution is non-negative."""
+    k = a.shape[1] if a.ndim == 2 else 0
     if a.size == 0:
-        return 0.0, 0.0
-    best = (math.inf, 0.0, 0.0)
-    sol, *_ = np.linalg.lstsq(a, b, rcond=None)
-    cands = [(float(sol[0]), float(sol[1]))] if sol.min() >= 0 else []
-    for j in (0, 1):
-        col = a[:, j]
-        den = float(col @ col)
-        x = max(0.0, float(col @ b) / den) if den > 0 else 0.0
-        cands.append((x, 0.0) if j == 0 else (0.0, x))
-    for x0, x1 in cands:
-        err = float(np.sum((a @ np.array([x0, x1]) - b) ** 2))
+        return (0.0,) * k
+    best: tuple[float, tuple[float, ...]] = (math.inf, (0.0,) * k)
+    for mask in range(1, 1 << k):
+        cols = [j for j in range(k) if mask >> j & 1]
+        sol, *_ = np.linalg.lstsq(a[:, cols], b, rcond=None)
+        if sol.min() < 0:
+            continue
+        x = np.zeros(k)
+        x[cols] = sol
+        err = float(np.sum((a @ x - b) ** 2))
         if err < best[0]:
-            best = (err, x0, x1)
-    return best[1], best[2]
+            best = (err, tuple(float(v) for v in x))
+    return best[1]
 
 
 def prediction_errors(profile: Profile, runs: Sequence[tuple[Parameters, dict[str, Any]]]

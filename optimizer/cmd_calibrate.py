@@ -85,6 +85,8 @@ def _instance_run(source: Path, trials: int) -> tuple[Parameters, dict[str, Any]
               help="spiral_runtime_bench executable (default: newest under build/).")
 @click.option("--arith-json", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="A saved spiral_runtime_bench --benchmark_format=json report.")
+@click.option("--arith-out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Save the microbenchmark report (JSON) here (re-fit later with --arith-json).")
 @click.option("--suite", is_flag=True,
               help="Calibrate on the calibration shapes at full size (built under --work-dir).")
 @click.option("--twins", is_flag=True,
@@ -120,7 +122,8 @@ def _instance_run(source: Path, trials: int) -> tuple[Parameters, dict[str, Any]
               help="Bench processes per member; the minimum total is kept.")
 @click.option("--max-db-gib", type=float, default=1.5, show_default=True,
               help="Larger databases are benchmarked implicitly (>= 1 GiB distinct, cyclic).")
-def calibrate(arith_bench: Path | None, arith_json: Path | None, suite: bool, twins: bool,
+def calibrate(arith_bench: Path | None, arith_json: Path | None, arith_out: Path | None,
+              suite: bool, twins: bool,
               instances: tuple[Path, ...], runs: tuple[tuple[Path, Path], ...],
               records_dirs: tuple[Path, ...], out: Path,
               validate: bool, profile_path: Path | None, compare_dir: Path | None,
@@ -146,7 +149,7 @@ def calibrate(arith_bench: Path | None, arith_json: Path | None, suite: bool, tw
                 recs += run_suite([shape], cvs, work_dir, ci=False, label="cal", **suite_args)
         for directory in records_dirs:
             recs += load_records(directory)
-        prof = _calibrate(arith_bench, arith_json, instances, runs, trials, recs)
+        prof = _calibrate(arith_bench, arith_json, arith_out, instances, runs, trials, recs)
         out.write_text(json.dumps(prof.to_dict(), indent=2, sort_keys=True) + "\n")
         click.echo(f"wrote {out} ({prof.cpu_model}, {prof.date})")
     elif not validate:
@@ -169,7 +172,8 @@ def calibrate(arith_bench: Path | None, arith_json: Path | None, suite: bool, tw
             click.echo(f"stored {len(recs)} measurements in {store}")
 
 
-def _calibrate(arith_bench: Path | None, arith_json: Path | None, instances: tuple[Path, ...],
+def _calibrate(arith_bench: Path | None, arith_json: Path | None, arith_out: Path | None,
+               instances: tuple[Path, ...],
                runs: tuple[tuple[Path, Path], ...], trials: int,
                suite_recs: list[tuple[str, dict[str, Any], dict[str, Any]]]) -> Profile:
     if arith_json is not None:
@@ -183,6 +187,8 @@ def _calibrate(arith_bench: Path | None, arith_json: Path | None, instances: tup
         click.echo(f"running {exe} ...", err=True)
         report = run_arith_bench(exe)
         src = f"kernels: {exe.name}"
+        if arith_out is not None:
+            arith_out.write_text(json.dumps(report, indent=1) + "\n")
     kernel = kernel_costs(report)
     pairs = [load_run(p, r) for p, r in runs]
     for inst in instances:
@@ -193,7 +199,8 @@ def _calibrate(arith_bench: Path | None, arith_json: Path | None, instances: tup
         raise SpiralpirError("give at least one --instance or --run (or --suite) for the stage "
                              "costs")
     prof = fit(kernel, pairs, source=f"{src}; stages: {len(pairs)} single-thread bench runs"
-               + (" (CI twins of the validation suite)" if suite_recs else "")
+               + (f" ({len(suite_recs)} of them saved suite/calibration-shape runs)"
+                  if suite_recs else "")
                + f"; load average {loadavg()}")
     for h, pred, meas in prediction_errors(prof, pairs):
         click.echo(f"  calibration run {h}: predicted {pred:.4f} s, measured {meas:.4f} s "

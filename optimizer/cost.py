@@ -11,37 +11,42 @@ model.py/variants.py and the search's lower bounds) and on scalars (`stage_op_co
 Operations (units):
   ntt     one forward or inverse NTT of one residue polynomial (cost per poly_len)
   mac     one modular multiply-add of one coefficient residue (NTT domain)
-  decomp  one gadget digit of one coefficient residue (CRT compose, extract, lift)
+  decomp  one gadget digit of one coefficient residue (extract, lift)
+  compose one coefficient of a polynomial to decompose, per squared residue count (CRT
+          composition: L² work per coefficient; nothing to compose for one prime but the
+          centring)
   auto    one automorphism-permuted / added coefficient residue
   parse   one query coefficient residue read (bit unpacking) and one sampled from its seed
   fd      one first-dimension multiply-accumulate (a database word × a ciphertext row), compute
   fdout   one first-dimension query/output coefficient residue (query reorientation, the
           reduction and store of each accumulated output)
-  ms      one modulus-switched coefficient (CRT compose + two roundings)
+  ms      one modulus-switched coefficient (CRT compose + two roundings), q < 2^64
+  ms_wide the same for three or more CRT primes (q > 2^64 with the planner's primes below
+          2^30: the runtime's 128-bit path, an order of magnitude slower)
 
 Stage op counts (L = number of CRT primes, d = poly_len, ks(t) = one key switch, gadget t),
 following the runtime's loops (runtime/include/spiralpir/server.hpp ServerStages, first_dim.hpp,
 variants.hpp), stage names as its timings:
-  ks(t)          ntt (t+2)L, mac 2tLd, decomp tLd, auto 2Ld    (automorph_keyswitch)
+  ks(t)          ntt (t+2)L, mac 2tLd, decomp tLd, compose L²d, auto 2Ld (automorph_keyswitch)
   expansion      parsing the query's Q polynomials (vanilla Q = 1, stream Q = 2^nu_1 +
                  nu_2·t_gsw: ServerStages::parse_query / parse_stream_query): ntt QL, parse QLd;
                  then (not for the stream variants, which upload the expanded cts)
                  Σ_{r=1}^{rounds−1} min(2^(r−1), 2^nu_1) · ks(t_exp_left)
                  + [1 + Σ_{r=1}^{R−1} min(2^(r−1), nu_2·t_gsw)] · ks(t_exp_right), R = rounds_right
                  (the live nodes of ServerStages::expand)
-  conversion     2^nu_1 · [ntt (t_conv+1)L, decomp t_conv·L·d, mac (n+1)n·t_conv·L·d]
-                 + nu_2·t_gsw · [ntt (2t_conv+1)L, decomp 2t_conv·L·d,
-                 mac (n+1)(n+2)·t_conv·L·d]
+  conversion     2^nu_1 · [ntt (t_conv+1)L, decomp t_conv·L·d, compose L²d,
+                 mac (n+1)n·t_conv·L·d] + nu_2·t_gsw · [ntt (2t_conv+1)L, decomp 2t_conv·L·d,
+                 compose 2L²d, mac (n+1)(n+2)·t_conv·L·d]
   first_dimension max(compute, memory): compute = fd · inst·2^(nu_1+nu_2)·n²·d·L·(n+1)
                  + fdout · (inst·2^nu_2 + 2^nu_1)·(n+1)·n·d·L;
                  memory = preprocessed database bytes (4·inst·2^(nu_1+nu_2)·n²·d·L) / the
                  profile's single-thread streaming read bandwidth, when the database is larger
                  than the last-level cache (else it stays cache resident between queries)
   folding        inst·(2^nu_2 − 1) · [ntt (n+1)n(1+t_gsw)L, decomp (n+1)n·t_gsw·L·d,
-                 mac (n+1)²n·t_gsw·L·d]
+                 compose (n+1)n·L²d, mac (n+1)²n·t_gsw·L·d]
   packing        (pack variants) per response instance: ntt n²(t_conv+1)L, decomp n²·t_conv·L·d,
-                 mac (n+1)n²·t_conv·L·d
-  modswitch      per response instance: ntt (n+1)nL, ms (n+1)nd
+                 compose n²L²d, mac (n+1)n²·t_conv·L·d
+  modswitch      per response instance: ntt (n+1)nL, ms or ms_wide (n+1)nd
 where n and inst are the computation's (pack: n = 1 over inst·n² sub-databases). Each stage's
 seconds = stage_scale[stage] × Σ count·cost (stage_scale, default 1, is fitted by calibration
 against measured stage timings; the runtime books packing inside its `modswitch` timing).
@@ -62,9 +67,9 @@ from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.params import Parameters
 
 STAGES = ("expansion", "conversion", "first_dimension", "folding", "packing", "modswitch")
-OPS = ("ntt", "mac", "decomp", "auto", "parse", "fd", "fdout", "ms")
-_FITTED = ("mac", "decomp", "auto", "parse", "fd", "fdout", "ms")
-_OPTIONAL = ("parse", "fdout")  # absent from older profiles: 0
+OPS = ("ntt", "mac", "decomp", "compose", "auto", "parse", "fd", "fdout", "ms", "ms_wide")
+_FITTED = ("mac", "decomp", "compose", "auto", "parse", "fd", "fdout", "ms", "ms_wide")
+_OPTIONAL = ("compose", "parse", "fdout", "ms_wide")  # absent from older profiles: 0
 
 # Prices of the SPIRAL paper (AWS, 2022): $0.0195 per CPU-hour, $0.09 per GB egress.
 CPU_DOLLARS_PER_HOUR = 0.0195
@@ -99,7 +104,9 @@ class Profile:
         return self.stage_scale.get(stage, 1.0)
 
     def op_cost(self, op: str, d: int) -> float:
-        return self.ntt(d) if op == "ntt" else self.op_seconds[op]
+        if op == "ntt":
+            return self.ntt(d)
+        return self.op_seconds.get(op, 0.0) if op in _OPTIONAL else self.op_seconds[op]
 
     @classmethod
     def from_dict(cls, doc: dict[str, Any], path: str = "") -> Profile:
@@ -184,32 +191,38 @@ def op_counts(variant: str, d: int, L: int, n: int, nu1: int, nu2: int, inst: in
 
     def ks(t: Any, k: Any) -> dict[str, Any]:
         return {"ntt": k * (t + 2) * L, "mac": k * 2 * t * L * d, "decomp": k * t * L * d,
-                "auto": k * 2 * L * d}
+                "compose": k * L * L * d, "auto": k * 2 * L * d}
 
     exp_l, exp_r = ks(tl, n_left), ks(tr, n_right)
     query_polys = (a + digits) if stream else 1.0 + zero
     folds = inst_c * (2.0**nu2 - 1)
     packing = ({"ntt": inst * n * n * (tc + 1) * L, "decomp": inst * n * n * tc * L * d,
+                "compose": zero + inst * n * n * L * L * d,
                 "mac": inst * (n + 1) * n * n * tc * L * d} if pack else
-               {"ntt": zero, "decomp": zero, "mac": zero})
+               {"ntt": zero, "decomp": zero, "compose": zero, "mac": zero})
     return {
         "expansion": {"ntt": exp_l["ntt"] + exp_r["ntt"] + query_polys * L,
                       "mac": exp_l["mac"] + exp_r["mac"],
                       "decomp": exp_l["decomp"] + exp_r["decomp"],
+                      "compose": exp_l["compose"] + exp_r["compose"],
                       "auto": exp_l["auto"] + exp_r["auto"],
                       "parse": query_polys * L * d},
         "conversion": {
             "ntt": a * (tc + 1) * L + digits * (2 * tc + 1) * L,
             "decomp": (a * tc + digits * 2 * tc) * L * d,
+            "compose": (a + 2 * digits) * L * L * d,
             "mac": (a * (nc + 1) * nc + digits * (nc + 1) * (nc + 2)) * tc * L * d,
         },
         "first_dimension": {"fd": zero + inst_c * 2.0 ** (nu1 + nu2) * nc * nc * d * L * (nc + 1),
                             "fdout": zero + (inst_c * 2.0**nu2 + a) * (nc + 1) * nc * d * L},
         "folding": {"ntt": folds * (nc + 1) * nc * (1 + tg) * L,
                     "decomp": folds * (nc + 1) * nc * tg * L * d,
+                    "compose": zero + folds * (nc + 1) * nc * L * L * d,
                     "mac": folds * (nc + 1) ** 2 * nc * tg * L * d},
         "packing": packing,
-        "modswitch": {"ntt": zero + inst * (n + 1) * n * L, "ms": zero + inst * (n + 1) * n * d},
+        "modswitch": {"ntt": zero + inst * (n + 1) * n * L,
+                      "ms": zero + (0 if L >= 3 else inst * (n + 1) * n * d),
+                      "ms_wide": zero + (inst * (n + 1) * n * d if L >= 3 else 0)},
     }
 
 

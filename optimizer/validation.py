@@ -66,7 +66,10 @@ SUITE = (
 # milliseconds, too short to time on a shared machine), disjoint from the validation shapes
 CALIBRATION = (
     (Shape("cal2e12x2kb", 2**12, 2048, 2048), ("spiral", "stream", "pack")),
+    (Shape("cal2e12x64b", 2**12, 64, 1024, min_security=110.0), ("spiral", "stream")),
+    (Shape("cal2e18x128b", 2**18, 128, 2048), ("spiral",)),
     (Shape("cal2e10x16kb", 2**10, 16_384, 4096), ("spiral", "pack")),
+    (Shape("cal2e10x100kb", 2**10, 100_000, 4096), ("spiral",)),  # three CRT primes
 )
 
 
