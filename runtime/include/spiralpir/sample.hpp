@@ -7,7 +7,8 @@
 //                                         127-bit fixed point; sample() scans the whole table
 //                                         with branch-free compares (constant time).
 //     width(), sigma(), tail_bound(), probability(x) (the exact normalised target, for tests)
-//     sample(Csprng&) -> int64_t;  sample(Csprng&, std::span<int64_t>)
+//     sample(Csprng&) -> int64_t;  sample(Csprng&, std::span<int64_t>) (batch: same samples as
+//                                         repeated sample(Csprng&), the scan vectorised)
 //   sample_ternary(Csprng&, std::span<int64_t>)          uniform in {−1, 0, 1} (bias < 2^-64)
 //   sample_sparse_ternary(Csprng&, std::span<int64_t>, plus, minus)
 //                                         exactly `plus` +1s and `minus` −1s at uniformly random
@@ -44,6 +45,7 @@ class GaussianSampler {
   double width_;
   std::int64_t bound_;
   std::vector<u128> cdf_;  // cdf_[i] = 2^127 · P(X ≤ −bound + i), i ∈ [0, 2·bound)
+  std::vector<std::uint64_t> cdf_hi_, cdf_lo_;  // the same table as 64-bit halves (batch sampler)
 };
 
 void sample_ternary(Csprng& rng, std::span<std::int64_t> out);

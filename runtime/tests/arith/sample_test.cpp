@@ -151,5 +151,19 @@ TEST(SecretPolys, LandInTheRing) {
   }
 }
 
+TEST(Gaussian, BatchSamplesEqualOneAtATime) {
+  // the vectorised batch scan consumes the stream exactly like sample(rng) and agrees with it
+  for (double w : {6.4, 1.0, 40.0}) {
+    const GaussianSampler g(w);
+    for (std::size_t n : {std::size_t{1}, std::size_t{63}, std::size_t{64}, std::size_t{1000}}) {
+      Csprng a(Seed{}, 45), b(Seed{}, 45);
+      std::vector<std::int64_t> batch(n);
+      g.sample(a, batch);
+      for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(batch[i], g.sample(b)) << "width " << w << " sample " << i;
+      EXPECT_EQ(a.next_u64(), b.next_u64()) << "streams diverged";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace spiralpir
