@@ -78,7 +78,17 @@ struct FirstDim {
   static std::size_t q_words(std::size_t g) { return I * RK * DB::width(g) * kLanes; }
   static void gather_q(std::uint64_t* dst, const std::vector<MatN>& first_mats, std::size_t g, std::size_t zt) {
     const std::size_t w = DB::width(g);
-    for (std::size_t i = 0; i < I; ++i)
+    constexpr std::size_t ahead = 4;  // values of i whose lines are requested before they are copied
+    for (std::size_t i = 0; i < I; ++i) {
+#ifdef SPIRALPIR_FIRSTDIM_X86
+      if (i + ahead < I)  // scattered 64-byte pieces: keep several cache misses in flight
+        for (std::size_t rk = 0; rk < RK; ++rk)
+          for (std::size_t h = 0; h < w; ++h)
+            _mm_prefetch(reinterpret_cast<const char*>(
+                             first_mats[i + ahead].at(static_cast<unsigned>(rk / n), static_cast<unsigned>(rk % n))
+                                 .residue(DB::group_prime(g) + h) + zt * kLanes),
+                         _MM_HINT_T0);
+#endif
       for (std::size_t rk = 0; rk < RK; ++rk) {
         const auto& poly = first_mats[i].at(static_cast<unsigned>(rk / n), static_cast<unsigned>(rk % n));
         for (std::size_t h = 0; h < w; ++h) {
@@ -87,6 +97,7 @@ struct FirstDim {
           for (std::size_t l = 0; l < kLanes; ++l) d[l] = src[l];
         }
       }
+    }
   }
 
   /// exact reduction of x < 2^64 to [0, p) (Barrett: x − ⌊x·m/2^64⌋·p lies in [0, 2p))
