@@ -49,13 +49,33 @@ Sources:
   P(e = k | g) = max(0, 1 − |g − k|); decoding fails iff e ≥ 2 or e ≤ −3:
   P(fail) = ∫_{1−ε}^{3−ε} Q(x/σ_g) dx (ε: the Δ offset). The measured `modswitch` stage is e:
   E[e²] = E[g² + {g}(1−{g})].
-* a response fails if any of its instances·n²·d coefficients does: union bound.
-* margin: the failure probability is computed for FAILURE_MARGIN × the predicted variance
-  of the modulus-switching input (the stage variances themselves are the unbiased model).
-  Across the reference measurements the largest measured/predicted ratio of any stage is
-  1.32 and of that input 1.25 (shared-error terms fluctuate with the client's key), so
-  1.5 keeps the predicted failure probability above what every measurement implies; it
-  costs 0.3 bits of p.
+* shared terms (bounded, used only for the failure probability — `Chain.v_shared`): a key
+  switch's digits have mean μ_k (−1/2 for balanced digits), so its error has a part
+  μ_k·(1 + x + … + x^(d−1))·e_k whose coefficients are partial sums of one key error, i.e.
+  correlated along the whole polynomial ("structured"; variance d·σ²·Σ_k E[g_k]² per key
+  switch, shared by every ct the key switches). Two places multiply errors by a constant
+  polynomial again, where such correlations add up coherently instead of as d independent
+  terms: the first dimension (data mean −1/2 × the structured part s_left of the 2^ν1 left
+  cts' errors) and folding (the folding digits' means μ_k × the GSW error row). With no
+  independence assumed (Cauchy–Schwarz over cts, digits, blocks and coefficients):
+      first dimension: (2^ν1·μ_D)²·d²·s_left
+      per fold: d·(Σ_k |μ_k|)²·(V − s_gsw + (n+1)·d·s_gsw)
+  (V the GSW error row's variance, s_gsw its structured part; the unstructured part has
+  uncorrelated coefficients). These are upper bounds, loose by up to ~2^9 where they dominate
+  (measured in n_plan_2e15x16b_p2: 1-bit expansion and 2-bit GSW digits, p = 2, where the
+  runs' final variance ranged 2^50.5–2^56.2 around a mean 2^54.2 that the mean model put at
+  2^51.1, and 3 of 24 responses decoded wrongly), and negligible for digit bases of ≥ 2^6:
+  the paper shapes' plans are unchanged (2^20 × 256 B: 2^-65.4 → 2^-64.6). The failure
+  probability is computed for FAILURE_MARGIN·(√v_rest + Σ √bound)² (v_rest: the mean
+  model without the folding digits' μ_k² part; the standard deviations add because the
+  terms may be correlated), a Gaussian of that variance per coefficient.
+* a response fails if any of its instances·n²·d coefficients does: union bound (valid for
+  correlated coefficients: it needs each coefficient's marginal law only).
+* margin: FAILURE_MARGIN multiplies that variance (the stage variances themselves are the
+  unbiased mean model). Across the reference measurements the largest measured/predicted
+  ratio of any stage not dominated by the shared bounds is 1.32 and of the modulus-switching
+  input 1.25, so 1.5 keeps the predicted failure probability above what every measurement
+  implies; it costs 0.3 bits of p.
 
 `stage_variances(params)` returns the per-stage variances (keys `STAGES`, `fold_r`, `packing`);
 `log2_failure(params)` the log2 failure probability of one response. `chain(...)` is the same
@@ -127,27 +147,38 @@ def _top_digit_moments(q: int, base_bits: int, t: int) -> tuple[float, float]:
 
 
 @cache
-def _digit_table(q: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per gadget length t (index), (Σ_j E[g_j²], Σ_j E[g_j]²) of the runtime's decomposition
-    of a uniform value mod q (gadget.hpp / protocol_common.hpp decompose_ntt_into)."""
+def _digit_table(q: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per gadget length t (index), (Σ_j E[g_j²], Σ_j E[g_j]², Σ_j |E[g_j]|) of the runtime's
+    decomposition of a uniform value mod q (gadget.hpp / protocol_common.hpp
+    decompose_ntt_into)."""
     q_bits = q.bit_length()
     s_sq = np.full(q_bits + 1, np.inf)
     s_mean = np.full(q_bits + 1, np.inf)
+    s_abs = np.full(q_bits + 1, np.inf)
     for t in range(1, q_bits + 1):
         b = -(-q_bits // t)
         mean_top, sq_top = _top_digit_moments(q, b, t)
         s_sq[t] = (t - 1) * digit_sq(b) + sq_top
         s_mean[t] = (t - 1) * 0.25 + mean_top * mean_top
-    return s_sq, s_mean
+        s_abs[t] = (t - 1) * 0.5 + abs(mean_top)
+    return s_sq, s_mean, s_abs
 
 
 def digit_moments(t: Any, q: int) -> tuple[Any, Any]:
     """(Σ_j E[g_j²], Σ_j E[g_j]²) over the t digits of a uniform value mod q; t an int or an
     integer numpy array (then arrays)."""
-    s_sq, s_mean = _digit_table(q)
+    s_sq, s_mean, _ = _digit_table(q)
     if isinstance(t, np.ndarray):
         return s_sq[t], s_mean[t]
     return float(s_sq[int(t)]), float(s_mean[int(t)])
+
+
+def digit_abs_mean_sum(t: Any, q: int) -> Any:
+    """Σ_j |E[g_j]| over the t digits of a uniform value mod q (int or integer array t)."""
+    s_abs = _digit_table(q)[2]
+    if isinstance(t, np.ndarray):
+        return s_abs[t]
+    return float(s_abs[int(t)])
 
 
 def keyswitch_variance(t: Any, q: int, d: int, sigma2: float) -> Any:
@@ -190,7 +221,8 @@ class Chain:
     per_fold: Any  # added by each external product
     v_fold: Any  # after the last fold
     v_final: Any  # input of modulus switching (pack: after the packing key switch)
-    v_fail: Any  # FAILURE_MARGIN · v_final: what the failure probability is computed for
+    v_fail: Any  # what the failure probability is computed for (module docstring, margin)
+    v_shared: Any = 0.0  # bound on the shared (data/digit mean × correlated error) part
 
 
 def chain(variant: str, d: int, q: int, sigma2: float, var_s: float, n: int, nu_1: int,
@@ -205,7 +237,13 @@ def chain(variant: str, d: int, q: int, sigma2: float, var_s: float, n: int, nu_
     ks_r = keyswitch_variance(t_exp_right, q, d, sigma2)
     sq_c, mean_c = digit_moments(t_conv, q)
     ks_c = d * sigma2 * sq_c
-    sq_g = digit_moments(t_gsw, q)[0]
+    # the digit-mean parts of the key switches, μ_k·(1 + x + … + x^(d−1))·e_k: coefficients
+    # correlated along the whole polynomial (a random walk over e_k), "structured" below
+    ksm_l = d * sigma2 * digit_moments(t_exp_left, q)[1]
+    ksm_r = d * sigma2 * digit_moments(t_exp_right, q)[1]
+    ksm_c = d * sigma2 * mean_c
+    sq_g, mean_g = digit_moments(t_gsw, q)
+    abs_g = digit_abs_mean_sum(t_gsw, q)
     digits = nu_2 * np.asarray(t_gsw)
     # rounds_right = 1 + ceil(log2(ν2·t_gsw)) (1 if ≤ 1 digit); rounds = max(ν1 + 1, that)
     r_right = 1 + np.where(digits > 1, np.ceil(np.log2(np.maximum(digits, 1))), 0.0)
@@ -213,6 +251,8 @@ def chain(variant: str, d: int, q: int, sigma2: float, var_s: float, n: int, nu_
     if stream:  # uploaded fresh encryptions, no expansion
         v_left = sigma2 + 0.0 * ks_l
         v_right = sigma2 + 0.0 * ks_r
+        s_left = 0.0 * ks_l
+        s_right = 0.0 * ks_r
     else:
         h = np.exp2(rounds - 1.0)
         # each round doubles the mean variance: the query's fresh error R times, round 0's
@@ -220,6 +260,8 @@ def chain(variant: str, d: int, q: int, sigma2: float, var_s: float, n: int, nu_
         v_left = 2.0 * h * sigma2 + h * ks_r + (h - 1.0) * ks_l
         big_r = np.exp2(r_right)
         v_right = big_r * sigma2 + (big_r - 1.0) * ks_r  # R' rounds, all with the right key
+        s_left = h * ksm_r + (h - 1.0) * ksm_l  # their structured parts
+        s_right = (big_r - 1.0) * ksm_r
     # ScalToMat: entry (i, i) v_left + ks_c, the n − 1 others ks_c (one key error per row)
     v_conv = (v_left + nc * ks_c) / nc
     # RegevToGSW block 0: −s·(digit ct error) + 2·t_conv digits (of a and of b) × key errors
@@ -233,12 +275,23 @@ def chain(variant: str, d: int, q: int, sigma2: float, var_s: float, n: int, nu_
     v_coh = nc * sigma2 * (a * DB_COEFF_MEAN) ** 2 * mean_c * d * (d * d + 2.0) / 3.0
     v_fd = v_inc + v_coh
     # external product: GSW error × (n+1)·t_gsw digit polys of the uniform ct entries
-    per_fold = d * sq_g * (v_top + v_right + nc * ks_c)
+    v_gsw_row = v_top + v_right + nc * ks_c  # Σ over the n+1 blocks of a GSW error row
+    per_fold = d * sq_g * v_gsw_row
     v_fold = v_fd + nu_2 * per_fold
     # packing: n·t_conv digits × the n packing keys' errors (each row its own), per entry
-    v_final = v_fold + (n * ks_c if pack else 0.0)
+    extra = n * ks_c if pack else 0.0
+    v_final = v_fold + extra
+    # shared terms, bounded (Cauchy–Schwarz) for the failure probability (module docstring):
+    # first dimension: data mean × the structured part of the 2^ν1 left cts' errors
+    sfd = (a * DB_COEFF_MEAN) ** 2 * d * d * s_left
+    # folding: digit means × the GSW error row (structured part: correlated coefficients)
+    s_gsw = d * var_s * s_right + 2.0 * ksm_c + s_right + nc * ksm_c
+    coh_fold = d * abs_g * abs_g * (v_gsw_row - s_gsw + (nc + 1.0) * d * s_gsw)
+    v_rest = v_fd + nu_2 * d * (sq_g - mean_g) * v_gsw_row + extra  # the μ_k² part is in coh
+    sd_shared = np.sqrt(sfd) + nu_2 * np.sqrt(coh_fold)
+    v_fail = FAILURE_MARGIN * (np.sqrt(v_rest) + sd_shared) ** 2
     return Chain(v_left, v_right, v_conv, v_r2g, v_fd, v_coh, per_fold, v_fold, v_final,
-                 FAILURE_MARGIN * v_final)
+                 v_fail, sd_shared**2)
 
 
 def modswitch_gaussian_variance(v_final: Any, q1: Any, q2: Any, q: int, d: int,
@@ -259,6 +312,7 @@ class StageNoise:
     log2_failure: float
     coherent_fraction: float = 0.0  # share of the first-dimension variance that is the
     # coherent (shared ScalToMat key error × digit mean × data mean) term
+    shared_variance: float = 0.0  # Chain.v_shared: bound on the shared terms (failure only)
 
 
 def _log2_q_tail(x: float) -> float:
@@ -341,6 +395,7 @@ def stage_variances(params: Parameters) -> StageNoise:
         sigma_final=sigma_g,
         log2_failure=min(lf, 0.0),
         coherent_fraction=f["v_fd_coherent"] / f["v_fd"] if f["v_fd"] > 0 else 0.0,
+        shared_variance=f["v_shared"],
     )
 
 

@@ -20,7 +20,9 @@ from pathlib import Path
 import pytest
 from spiralpir.optimizer.noise import (
     CORRECTNESS_LOG2,
+    StageNoise,
     log2_coeff_failure,
+    log2_failure,
     secret_variance,
     stage_variances,
 )
@@ -47,11 +49,19 @@ def _ids(paths: list[Path]) -> list[str]:
     return [f"{p.parent.name}/{p.stem}" for p in paths]
 
 
+def _shared_dominates(sn: StageNoise) -> bool:
+    """The bounded shared terms (noise.chain's v_shared: data/digit means × errors correlated
+    along the polynomial) exceed the mean model's final variance: the mean model does not
+    predict the first dimension and folding there, the bound does (test below)."""
+    return sn.shared_variance > sn.variances["folding"]
+
+
 def _compared(p: Parameters, rep: dict) -> dict[str, tuple[float, float]]:
     """stage -> (predicted, measured) for the stages a factor-2 check applies to. An implicit
     (cyclic) benchmark database repeats folding indices, so folding there combines identical
     cts and adds no noise: only the stages up to the first dimension are compared."""
-    pred = stage_variances(p).variances
+    sn = stage_variances(p)
+    pred = sn.variances
     out = {}
     for stage, m in rep["noise"].items():
         if stage not in pred or m["count"] < MIN_COUNT or m["variance"] <= 0:
@@ -60,6 +70,21 @@ def _compared(p: Parameters, rep: dict) -> dict[str, tuple[float, float]]:
             continue
         out[stage] = (pred[stage], m["variance"])
     return out
+
+
+def _final_stage(p: Parameters, noise: dict) -> str:
+    return "packing" if "packing" in noise else (
+        f"fold_{p.nu_2 - 1}" if p.nu_2 else "first_dimension")
+
+
+def _implied_log2_failure(p: Parameters, v_meas: float) -> float:
+    """The failure probability a modulus-switching input of variance v_meas implies (the
+    model's exact per-coefficient law, union bound over the response's coefficients)."""
+    vs = secret_variance(p.secret_kind, p.secret_plus, p.secret_minus, p.sigma**2, p.poly_len)
+    v_g = (p.q1 / p.q) ** 2 * v_meas + (p.q1 / p.q2) ** 2 * p.poly_len * vs / 12.0
+    eps = max(2.0**-8, 4.0 * p.p * p.p / p.q)
+    return min(0.0, log2_coeff_failure(math.sqrt(v_g), eps) + math.log2(
+        p.instances * p.n * p.n * p.poly_len))
 
 
 def test_there_is_measured_data() -> None:
@@ -76,7 +101,8 @@ def test_noise_references_span_the_parameter_space() -> None:
     assert min(p.p for p in vanilla) <= 4 and max(p.p for p in vanilla) > 1 << 16
     assert {p.n for p in vanilla} >= {1, 2, 3}
     assert {p.variant for p, _ in sets} >= {"spiral", "stream", "pack", "stream_pack"}
-    assert all(rep["correct"] for _, rep in sets)
+    # (a set the model calls unreliable may have failed: n_plan_2e15x16b_p2 is one)
+    assert all(rep["correct"] for p, rep in sets if log2_failure(p) <= -20.0)
 
 
 @pytest.mark.parametrize("path", DATA, ids=[p.stem for p in DATA])
@@ -94,9 +120,13 @@ def test_sizes_equal_serialized_objects(path: Path) -> None:
 def test_noise_stages_within_factor_two(path: Path) -> None:
     p, rep = _load(path)
     cmp = _compared(p, rep)
+    sn = stage_variances(p)
     for stage, (pred, meas) in cmp.items():
+        if _shared_dominates(sn) and stage not in EARLY[:4]:  # not over-predicted; under-
+            assert pred / meas <= 2.0, (stage, pred / meas)  # prediction: bounded, see below
+            continue
         assert 0.5 <= pred / meas <= 2.0, (stage, pred / meas)
-    assert len(cmp) >= 5
+    assert len(cmp) >= (5 if p.nu_2 else 4)  # ν2 = 0: no right expansion, GSW or folding
     assert "first_dimension" in cmp
 
 
@@ -106,18 +136,46 @@ def test_failure_probability_not_below_measurement(path: Path) -> None:
     law as the model's) is never above the predicted one."""
     p, rep = _load(path)
     sn = stage_variances(p)
-    noise = rep["noise"]
-    last = "packing" if "packing" in noise else (
-        f"fold_{p.nu_2 - 1}" if p.nu_2 else "first_dimension")
-    v_meas = noise[last]["variance"]
-    vs = secret_variance(p.secret_kind, p.secret_plus, p.secret_minus, p.sigma**2, p.poly_len)
-    v_g = (p.q1 / p.q) ** 2 * v_meas + (p.q1 / p.q2) ** 2 * p.poly_len * vs / 12.0
-    eps = max(2.0**-8, 4.0 * p.p * p.p / p.q)
-    implied = min(0.0, log2_coeff_failure(math.sqrt(v_g), eps) + math.log2(
-        p.instances * p.n * p.n * p.poly_len))
+    implied = _implied_log2_failure(p, rep["noise"][_final_stage(p, rep["noise"])]["variance"])
     assert sn.log2_failure >= implied
     if not rep["correct"]:  # a response that failed to decode must be outside the model
         assert sn.log2_failure > CORRECTNESS_LOG2
+
+
+RUN_DATA = [path for path in NOISE_DATA if "noise_runs" in json.loads(path.read_text())["bench"]]
+
+
+@pytest.mark.parametrize("path", RUN_DATA, ids=_ids(RUN_DATA))
+def test_failure_probability_covers_every_run(path: Path) -> None:
+    """Per run (fresh keys, query and database each): the shared error terms make one
+    response's variance fluctuate from run to run (n_plan_2e15x16b_p2: 2^50..2^56), so the
+    failure probability must cover the runs one by one, not only their pooled variance: it
+    is at least the mean over runs of the probability each run's variance implies, and at
+    least the fraction of runs that decoded wrongly. (The model before the shared-term
+    bounds predicted 2^-40.3 for n_plan_2e15x16b_p2, where 3 of 24 runs failed.)"""
+    p, rep = _load(path)
+    lf = stage_variances(p).log2_failure
+    runs = rep["noise_runs"][_final_stage(p, rep["noise"])]
+    mean_implied = sum(2.0 ** _implied_log2_failure(p, v) for v in runs) / len(runs)
+    assert mean_implied == 0.0 or lf >= math.log2(mean_implied)
+    wrong = sum(not ok for ok in rep.get("correct_runs", [rep["correct"]]))
+    assert wrong == 0 or lf >= math.log2(wrong / len(runs))
+
+
+def test_shared_terms_bound_the_measured_stages() -> None:
+    """Where the bounded shared terms dominate (small digit bases, small p), every run's first
+    dimension and folding stay below the mean model plus the bound, and such a set exists."""
+    checked = 0
+    for path in RUN_DATA:
+        p, rep = _load(path)
+        sn = stage_variances(p)
+        if not _shared_dominates(sn):
+            continue
+        for stage in ("first_dimension", *(f"fold_{r}" for r in range(p.nu_2))):
+            bound = (math.sqrt(sn.variances[stage]) + math.sqrt(sn.shared_variance)) ** 2
+            assert max(rep["noise_runs"][stage]) <= bound, stage
+            checked += 1
+    assert checked >= 3
 
 
 def test_coherent_first_dimension_term_is_measured() -> None:
