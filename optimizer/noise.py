@@ -61,10 +61,11 @@ Sources:
       first dimension: (2^ν1·μ_D)²·d²·s_left
       per fold: d·(Σ_k |μ_k|)²·(V − s_gsw + (n+1)·d·s_gsw)
   (V the GSW error row's variance, s_gsw its structured part; the unstructured part has
-  uncorrelated coefficients). These are upper bounds, loose by up to ~2^9 where they dominate
-  (measured in n_plan_2e15x16b_p2: 1-bit expansion and 2-bit GSW digits, p = 2, where the
-  runs' final variance ranged 2^50.5–2^56.2 around a mean 2^54.2 that the mean model put at
-  2^51.1, and 3 of 24 responses decoded wrongly), and negligible for digit bases of ≥ 2^6:
+  uncorrelated coefficients). These are upper bounds, loose where they dominate: in
+  n_plan_2e15x16b_p2 (1-bit expansion and 2-bit GSW digits, p = 2) the runs' final variance
+  ranged 2^51.0–2^56.2 around a pooled 2^54.2 that the mean model put at 2^51.1 (3 of 24
+  responses decoded wrongly); the bound is 2^64.2, 2^8 above the worst run. They are
+  negligible for digit bases of ≥ 2^6:
   the paper shapes' plans are unchanged (2^20 × 256 B: 2^-65.4 → 2^-64.6). The failure
   probability is computed for FAILURE_MARGIN·(√v_rest + Σ √bound)² (v_rest: the mean
   model without the folding digits' μ_k² part; the standard deviations add because the
