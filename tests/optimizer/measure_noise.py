@@ -115,6 +115,12 @@ SETS: dict[str, tuple[str, dict[str, Any], list[str], int]] = {
         _lit(poly_len=1024, moduli=[520193, 61441], n=4, nu_1=7, nu_2=0, p=4, q2_bits=14,
              t_gsw=1, t_conv=4, t_exp_left=4, t_exp_right=5, records=32768, record_size=16,
              db_item_size=16), [], 16),
+    "n_stream_2e15x16b_prev_plan": (
+        "the planner's cheapest 2^15 x 16 B plan before the shared-term bounds (variant auto): "
+        "SpiralStream, d = 1024, one 28-bit prime, p = 2, 5-bit GSW and 4-bit conversion digits",
+        _lit(variant="stream", poly_len=1024, moduli=[268369921], n=1, nu_1=6, nu_2=6, p=2,
+             q2_bits=14, t_gsw=6, t_conv=7, t_exp_left=1, t_exp_right=1, records=32768,
+             record_size=16, db_item_size=16), [], 16),
     # the planner's choices (session 2, after this model) for SPIRAL's paper databases, at full
     # size with an implicit (cyclic) database: folding there combines repeated cts, so only
     # the stages up to the first dimension are references (test_measured.py)

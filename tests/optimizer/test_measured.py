@@ -152,7 +152,8 @@ def test_failure_probability_covers_every_run(path: Path) -> None:
     failure probability must cover the runs one by one, not only their pooled variance: it
     is at least the mean over runs of the probability each run's variance implies, and at
     least the fraction of runs that decoded wrongly. (The model before the shared-term
-    bounds predicted 2^-40.3 for n_plan_2e15x16b_p2, where 3 of 24 runs failed.)"""
+    bounds predicted 2^-40.3 for n_plan_2e15x16b_p2, where 3 of 24 runs failed, and 2^-45.4
+    for n_stream_2e15x16b_prev_plan, whose runs imply 2^-96..2^-23.7, mean 2^-27.6.)"""
     p, rep = _load(path)
     lf = stage_variances(p).log2_failure
     runs = rep["noise_runs"][_final_stage(p, rep["noise"])]
