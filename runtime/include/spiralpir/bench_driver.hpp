@@ -148,6 +148,100 @@ inline Options parse(int argc, char** argv) {
   if (o.trials == 0) throw ArgumentError("bench: --trials must be >= 1");
   return o;
 }
+/// What both bench drivers (vanilla here, variants in variant_bench.hpp) report for one run;
+/// write_report_json / print_report render it (JSON keys in this file's comment).
+struct Report {
+  bool correct = false;
+  const char* variant = nullptr;  // variants only: vanilla's JSON has no "variant" key
+  unsigned threads = 0, trials = 0;
+  double server_s = 0, server_cpu_s = 0;
+  std::vector<std::string> stage_names;
+  std::vector<double> stage_s, stage_cpu_s;  // stage_cpu_s empty when not measured
+  std::size_t query_bytes = 0, response_bytes = 0, public_params_bytes = 0;
+  std::uint64_t records = 0, record_size = 0, preprocessed_db_bytes = 0;
+  bool implicit_db = false;
+  double keygen_s = 0, public_params_s = 0, query_s = 0, decode_s = 0, expand_s = 0, db_build_s = 0;
+  const char* kernel_path = "";
+  std::string params_hash;
+  StreamingStats stream;
+  bool noise_measured = false;
+  std::vector<std::pair<std::string, NoiseStat>> noise;
+  double db_bytes() const { return static_cast<double>(records) * static_cast<double>(record_size); }
+};
+/// "a,b,c" -> {"a", "b", "c"}
+inline std::vector<std::string> split_names(const char* csv) {
+  std::vector<std::string> names(1);
+  for (const char* c = csv; *c; ++c) {
+    if (*c == ',') names.emplace_back();
+    else names.back() += *c;
+  }
+  return names;
+}
+template <class Bytes>
+std::string hex(const Bytes& bytes) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (auto b : bytes) { out += digits[b >> 4]; out += digits[b & 15]; }
+  return out;
+}
+inline void write_report_json(std::ostream& o, const Report& r) {
+  auto stages = [&](const char* key, const std::vector<double>& v) {
+    o << ",\"" << key << "\":{";
+    for (std::size_t s = 0; s < v.size(); ++s) o << (s ? "," : "") << "\"" << r.stage_names[s] << "\":" << json_num(v[s]);
+    o << "}";
+  };
+  o << "{\"correct\":" << (r.correct ? "true" : "false");
+  if (r.variant) o << ",\"variant\":\"" << r.variant << "\"";
+  o << ",\"server_seconds\":" << json_num(r.server_s) << ",\"server_cpu_seconds\":" << json_num(r.server_cpu_s)
+    << ",\"threads\":" << r.threads;
+  stages("stages", r.stage_s);
+  if (!r.stage_cpu_s.empty()) stages("stages_cpu", r.stage_cpu_s);
+  o << ",\"query_bytes\":" << r.query_bytes << ",\"response_bytes\":" << r.response_bytes
+    << ",\"public_params_bytes\":" << r.public_params_bytes << ",\"db_bytes\":" << r.records * r.record_size
+    << ",\"preprocessed_db_bytes\":" << r.preprocessed_db_bytes
+    << ",\"throughput_bytes_per_second\":" << json_num(r.server_s > 0 ? r.db_bytes() / r.server_s : 0)
+    << ",\"implicit_db\":" << (r.implicit_db ? "true" : "false") << ",\"trials\":" << r.trials
+    << ",\"records\":" << r.records << ",\"record_size\":" << r.record_size << ",\"client_seconds\":{\"keygen\":"
+    << json_num(r.keygen_s) << ",\"public_params\":" << json_num(r.public_params_s) << ",\"query\":" << json_num(r.query_s)
+    << ",\"decode\":" << json_num(r.decode_s) << "},\"public_params_expand_seconds\":" << json_num(r.expand_s)
+    << ",\"db_build_seconds\":" << json_num(r.db_build_s) << ",\"peak_memory_bytes\":" << peak_rss_bytes()
+    << ",\"kernel_path\":\"" << r.kernel_path << "\",\"params_hash\":\"" << r.params_hash << "\"";
+  write_streaming_json(o, r.stream, r.db_bytes(), static_cast<double>(r.preprocessed_db_bytes));
+  if (r.noise_measured) {
+    o << ",\"noise\":{";
+    for (std::size_t s = 0; s < r.noise.size(); ++s)
+      o << (s ? "," : "") << "\"" << r.noise[s].first << "\":{\"variance\":" << json_num(r.noise[s].second.variance())
+        << ",\"log2_variance\":" << json_num(r.noise[s].second.log2_variance())
+        << ",\"max_abs\":" << json_num(r.noise[s].second.max_abs) << ",\"count\":" << r.noise[s].second.count << "}";
+    o << "}";
+  }
+  o << "}\n";
+}
+inline void print_report(const Report& r) {
+  std::printf("spiralpir bench  %s%sparams %s  records %llu x %llu B  threads %u  trials %u  kernel %s%s\n",
+              r.variant ? r.variant : "", r.variant ? "  " : "", r.params_hash.c_str(),
+              static_cast<unsigned long long>(r.records), static_cast<unsigned long long>(r.record_size), r.threads,
+              r.trials, r.kernel_path, r.implicit_db ? "  (implicit db)" : "");
+  std::printf("  correct               %s\n", r.correct ? "yes" : "NO");
+  std::printf("  server (median)       %.4f s   throughput %.1f MB/s", r.server_s, r.db_bytes() / r.server_s / 1e6);
+  if (!r.stage_cpu_s.empty()) std::printf("   (process CPU %.4f s)", r.server_cpu_s);
+  std::printf("\n");
+  for (std::size_t s = 0; s < r.stage_s.size(); ++s) {
+    std::printf("    %-19s %.4f s", r.stage_names[s].c_str(), r.stage_s[s]);
+    if (!r.stage_cpu_s.empty()) std::printf("   (CPU %.4f s)", r.stage_cpu_s[s]);
+    std::printf("\n");
+  }
+  print_streaming(r.stream, r.db_bytes(), static_cast<double>(r.preprocessed_db_bytes));
+  std::printf("  client keygen %.4f s, public params %.4f s, query %.4f s, decode %.4f s\n", r.keygen_s,
+              r.public_params_s, r.query_s, r.decode_s);
+  std::printf("  server: public params expand %.4f s, db build %.2f s\n", r.expand_s, r.db_build_s);
+  std::printf("  sizes: query %zu B, response %zu B, public params %zu B, preprocessed db %llu B\n", r.query_bytes,
+              r.response_bytes, r.public_params_bytes, static_cast<unsigned long long>(r.preprocessed_db_bytes));
+  std::printf("  peak memory %.1f MiB\n", static_cast<double>(peak_rss_bytes()) / 1048576.0);
+  for (const auto& [name, st] : r.noise)
+    std::printf("  noise %-18s var 2^%.2f  max |e| %.4g  (%llu coeffs)\n", name.c_str(), st.log2_variance(), st.max_abs,
+                static_cast<unsigned long long>(st.count));
+}
 }  // namespace bench_detail
 
 template <SpiralParams P>
@@ -292,74 +386,41 @@ int run_bench(int argc, char** argv) {
       noise = meter.results();
     }
 
-    const double server_s = bench_detail::median(total);
-    const double db_bytes = static_cast<double>(records) * static_cast<double>(P::record_size);
-    std::vector<std::string> names;
-    {
-      std::string s = kStageNames, cur;
-      for (char ch : s) {
-        if (ch == ',') { names.push_back(cur); cur.clear(); } else cur += ch;
-      }
-      names.push_back(cur);
+    bench_detail::Report r;
+    r.correct = correct;
+    r.threads = threads;
+    r.trials = opt.trials;
+    r.server_s = bench_detail::median(total);
+    r.server_cpu_s = bench_detail::median(cpu_t);
+    r.stage_names = bench_detail::split_names(kStageNames);
+    for (std::size_t s = 0; s < kNumStages; ++s) {
+      r.stage_s.push_back(bench_detail::median(stage[s]));
+      r.stage_cpu_s.push_back(bench_detail::median(stage_cpu[s]));
     }
-    const char* path = FirstDim<P>::use_avx512() ? "avx512" : "portable";
-    std::string hash;
-    {
-      static const char* hex = "0123456789abcdef";
-      for (auto b : params_hash<P>()) { hash += hex[b >> 4]; hash += hex[b & 15]; }
-    }
+    r.query_bytes = qbytes;
+    r.response_bytes = rbytes;
+    r.public_params_bytes = ppb.size();
+    r.records = records;
+    r.record_size = P::record_size;
+    r.preprocessed_db_bytes = D::preprocessed_db_bytes;
+    r.implicit_db = server.database().implicit();
+    r.keygen_s = secs(t0, t1);
+    r.public_params_s = secs(t1, t2);
+    r.query_s = bench_detail::median(q_t);
+    r.decode_s = bench_detail::median(d_t);
+    r.expand_s = secs(t2, t3);
+    r.db_build_s = db_build;
+    r.kernel_path = FirstDim<P>::use_avx512() ? "avx512" : "portable";
+    r.params_hash = bench_detail::hex(params_hash<P>());
+    r.stream = stream;
+    r.noise_measured = opt.noise;
+    r.noise = std::move(noise);
     if (opt.json) {
       std::ostringstream o;
-      o << "{\"correct\":" << (correct ? "true" : "false") << ",\"server_seconds\":" << json_num(server_s)
-        << ",\"server_cpu_seconds\":" << json_num(bench_detail::median(cpu_t)) << ",\"threads\":" << threads
-        << ",\"stages\":{";
-      for (std::size_t s = 0; s < kNumStages; ++s)
-        o << (s ? "," : "") << "\"" << names[s] << "\":" << json_num(bench_detail::median(stage[s]));
-      o << "},\"stages_cpu\":{";
-      for (std::size_t s = 0; s < kNumStages; ++s)
-        o << (s ? "," : "") << "\"" << names[s] << "\":" << json_num(bench_detail::median(stage_cpu[s]));
-      o << "},\"query_bytes\":" << qbytes << ",\"response_bytes\":" << rbytes
-        << ",\"public_params_bytes\":" << ppb.size() << ",\"db_bytes\":" << records * P::record_size
-        << ",\"preprocessed_db_bytes\":" << D::preprocessed_db_bytes
-        << ",\"throughput_bytes_per_second\":" << json_num(server_s > 0 ? db_bytes / server_s : 0)
-        << ",\"implicit_db\":" << (server.database().implicit() ? "true" : "false") << ",\"trials\":" << opt.trials
-        << ",\"records\":" << records << ",\"record_size\":" << P::record_size << ",\"client_seconds\":{\"keygen\":"
-        << json_num(secs(t0, t1)) << ",\"public_params\":" << json_num(secs(t1, t2))
-        << ",\"query\":" << json_num(bench_detail::median(q_t)) << ",\"decode\":" << json_num(bench_detail::median(d_t))
-        << "},\"public_params_expand_seconds\":" << json_num(secs(t2, t3)) << ",\"db_build_seconds\":"
-        << json_num(db_build) << ",\"peak_memory_bytes\":" << bench_detail::peak_rss_bytes() << ",\"kernel_path\":\""
-        << path << "\",\"params_hash\":\"" << hash << "\"";
-      bench_detail::write_streaming_json(o, stream, db_bytes, static_cast<double>(D::preprocessed_db_bytes));
-      if (opt.noise) {
-        o << ",\"noise\":{";
-        for (std::size_t s = 0; s < noise.size(); ++s)
-          o << (s ? "," : "") << "\"" << noise[s].first << "\":{\"variance\":" << json_num(noise[s].second.variance())
-            << ",\"log2_variance\":" << json_num(noise[s].second.log2_variance())
-            << ",\"max_abs\":" << json_num(noise[s].second.max_abs) << ",\"count\":" << noise[s].second.count << "}";
-        o << "}";
-      }
-      o << "}\n";
+      bench_detail::write_report_json(o, r);
       std::cout << o.str();
     } else {
-      std::printf("spiralpir bench  params %s  records %llu x %llu B  threads %u  trials %u  kernel %s%s\n", hash.c_str(),
-                  static_cast<unsigned long long>(records), static_cast<unsigned long long>(P::record_size), threads,
-                  opt.trials, path, server.database().implicit() ? "  (implicit db)" : "");
-      std::printf("  correct               %s\n", correct ? "yes" : "NO");
-      std::printf("  server (median)       %.4f s   throughput %.1f MB/s   (process CPU %.4f s)\n", server_s,
-                  db_bytes / server_s / 1e6, bench_detail::median(cpu_t));
-      for (std::size_t s = 0; s < kNumStages; ++s)
-        std::printf("    %-19s %.4f s   (CPU %.4f s)\n", names[s].c_str(), bench_detail::median(stage[s]),
-                    bench_detail::median(stage_cpu[s]));
-      bench_detail::print_streaming(stream, db_bytes, static_cast<double>(D::preprocessed_db_bytes));
-      std::printf("  client keygen %.4f s, public params %.4f s, query %.4f s, decode %.4f s\n", secs(t0, t1),
-                  secs(t1, t2), bench_detail::median(q_t), bench_detail::median(d_t));
-      std::printf("  server: public params expand %.4f s, db build %.2f s\n", secs(t2, t3), db_build);
-      std::printf("  sizes: query %zu B, response %zu B, public params %zu B, preprocessed db %llu B\n", qbytes, rbytes,
-                  ppb.size(), static_cast<unsigned long long>(D::preprocessed_db_bytes));
-      std::printf("  peak memory %.1f MiB\n", static_cast<double>(bench_detail::peak_rss_bytes()) / 1048576.0);
-      for (const auto& [name, st] : noise)
-        std::printf("  noise %-18s var 2^%.2f  max |e| %.4g  (%llu coeffs)\n", name.c_str(), st.log2_variance(),
-                    st.max_abs, static_cast<unsigned long long>(st.count));
+      bench_detail::print_report(r);
     }
     return correct ? 0 : 1;
   } catch (const Error& e) {

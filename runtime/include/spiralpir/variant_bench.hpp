@@ -173,71 +173,39 @@ int run_variant_bench(int argc, char** argv) {
       correct = correct && decode(resp) == expected_pts(idx);
     }
 
-    const double server_s = bench_detail::median(total);
-    const double db_bytes = static_cast<double>(records) * static_cast<double>(P::record_size);
-    std::vector<std::string> names;
-    {
-      std::string s = kStageNames, cur;
-      for (char ch : s) {
-        if (ch == ',') { names.push_back(cur); cur.clear(); } else cur += ch;
-      }
-      names.push_back(cur);
-    }
-    const char* path = FirstDim<C>::use_avx512() ? "avx512" : "portable";
-    std::string hash;
-    {
-      static const char* hex = "0123456789abcdef";
-      for (auto b : params_hash<P>()) { hash += hex[b >> 4]; hash += hex[b & 15]; }
-    }
+    bench_detail::Report r;
+    r.correct = correct;
+    r.variant = variant_name(P::variant);
+    r.threads = threads;
+    r.trials = opt.trials;
+    r.server_s = bench_detail::median(total);
+    r.server_cpu_s = bench_detail::median(cpu_t);
+    r.stage_names = bench_detail::split_names(kStageNames);
+    for (std::size_t s = 0; s < kNumStages; ++s) r.stage_s.push_back(bench_detail::median(stage[s]));
+    r.query_bytes = qbytes;
+    r.response_bytes = rbytes;
+    r.public_params_bytes = ppb.size();
+    r.records = records;
+    r.record_size = P::record_size;
+    r.preprocessed_db_bytes = D::preprocessed_db_bytes;
+    r.implicit_db = server.database().implicit();
+    r.keygen_s = secs(t0, t1);
+    r.public_params_s = secs(t1, t2);
+    r.query_s = bench_detail::median(q_t);
+    r.decode_s = bench_detail::median(d_t);
+    r.expand_s = secs(t2, t3);
+    r.db_build_s = db_build;
+    r.kernel_path = FirstDim<C>::use_avx512() ? "avx512" : "portable";
+    r.params_hash = bench_detail::hex(params_hash<P>());
+    r.stream = stream;
+    r.noise_measured = opt.noise;
+    r.noise = std::move(noise);
     if (opt.json) {
       std::ostringstream o;
-      o << "{\"correct\":" << (correct ? "true" : "false") << ",\"variant\":\"" << variant_name(P::variant)
-        << "\",\"server_seconds\":" << json_num(server_s)
-        << ",\"server_cpu_seconds\":" << json_num(bench_detail::median(cpu_t)) << ",\"threads\":" << threads
-        << ",\"stages\":{";
-      for (std::size_t s = 0; s < kNumStages; ++s)
-        o << (s ? "," : "") << "\"" << names[s] << "\":" << json_num(bench_detail::median(stage[s]));
-      o << "},\"query_bytes\":" << qbytes << ",\"response_bytes\":" << rbytes
-        << ",\"public_params_bytes\":" << ppb.size() << ",\"db_bytes\":" << records * P::record_size
-        << ",\"preprocessed_db_bytes\":" << D::preprocessed_db_bytes
-        << ",\"throughput_bytes_per_second\":" << json_num(server_s > 0 ? db_bytes / server_s : 0)
-        << ",\"implicit_db\":" << (server.database().implicit() ? "true" : "false") << ",\"trials\":" << opt.trials
-        << ",\"records\":" << records << ",\"record_size\":" << P::record_size << ",\"client_seconds\":{\"keygen\":"
-        << json_num(secs(t0, t1)) << ",\"public_params\":" << json_num(secs(t1, t2))
-        << ",\"query\":" << json_num(bench_detail::median(q_t)) << ",\"decode\":" << json_num(bench_detail::median(d_t))
-        << "},\"public_params_expand_seconds\":" << json_num(secs(t2, t3)) << ",\"db_build_seconds\":"
-        << json_num(db_build) << ",\"peak_memory_bytes\":" << bench_detail::peak_rss_bytes() << ",\"kernel_path\":\""
-        << path << "\",\"params_hash\":\"" << hash << "\"";
-      bench_detail::write_streaming_json(o, stream, db_bytes, static_cast<double>(D::preprocessed_db_bytes));
-      if (opt.noise) {
-        o << ",\"noise\":{";
-        for (std::size_t s = 0; s < noise.size(); ++s)
-          o << (s ? "," : "") << "\"" << noise[s].first << "\":{\"variance\":" << json_num(noise[s].second.variance())
-            << ",\"log2_variance\":" << json_num(noise[s].second.log2_variance())
-            << ",\"max_abs\":" << json_num(noise[s].second.max_abs) << ",\"count\":" << noise[s].second.count << "}";
-        o << "}";
-      }
-      o << "}\n";
+      bench_detail::write_report_json(o, r);
       std::cout << o.str();
     } else {
-      std::printf("spiralpir bench  %s  params %s  records %llu x %llu B  threads %u  trials %u  kernel %s%s\n",
-                  variant_name(P::variant), hash.c_str(), static_cast<unsigned long long>(records),
-                  static_cast<unsigned long long>(P::record_size), threads, opt.trials, path,
-                  server.database().implicit() ? "  (implicit db)" : "");
-      std::printf("  correct               %s\n", correct ? "yes" : "NO");
-      std::printf("  server (median)       %.4f s   throughput %.1f MB/s\n", server_s, db_bytes / server_s / 1e6);
-      for (std::size_t s = 0; s < kNumStages; ++s)
-        std::printf("    %-19s %.4f s\n", names[s].c_str(), bench_detail::median(stage[s]));
-      bench_detail::print_streaming(stream, db_bytes, static_cast<double>(D::preprocessed_db_bytes));
-      std::printf("  client keygen %.4f s, public params %.4f s, query %.4f s, decode %.4f s\n", secs(t0, t1),
-                  secs(t1, t2), bench_detail::median(q_t), bench_detail::median(d_t));
-      std::printf("  server: public params expand %.4f s, db build %.2f s\n", secs(t2, t3), db_build);
-      std::printf("  sizes: query %zu B, response %zu B, public params %zu B, preprocessed db %llu B\n", qbytes, rbytes,
-                  ppb.size(), static_cast<unsigned long long>(D::preprocessed_db_bytes));
-      std::printf("  peak memory %.1f MiB\n", static_cast<double>(bench_detail::peak_rss_bytes()) / 1048576.0);
-      for (const auto& [name, st] : noise)
-        std::printf("  noise %-18s var 2^%.2f  max |e| %.4g  (%llu coeffs)\n", name.c_str(), st.log2_variance(),
-                    st.max_abs, static_cast<unsigned long long>(st.count));
+      bench_detail::print_report(r);
     }
     return correct ? 0 : 1;
   } catch (const Error& e) {
