@@ -6,7 +6,9 @@ from pathlib import Path
 
 import click
 from spiralpir.optimizer import codegen
+from spiralpir.optimizer.cmd_plan import BLOCKS_HELP, OBJECTIVE_HELP, parse_blocks
 from spiralpir.optimizer.errors import SpiralpirError
+from spiralpir.optimizer.model import OBJECTIVES
 
 
 def plan_document(records: int, record_size: int, **options: object) -> dict[str, object]:
@@ -22,8 +24,11 @@ def plan_document(records: int, record_size: int, **options: object) -> dict[str
 @click.option("--records", default=None,
               help="Plan now for this many records (instead of --params): 1048576, 2^20, 1Mi.")
 @click.option("--record-size", default=None, help="Record size (with --records): 256, 30KB.")
-@click.option("--variant", default=None, help="Plan option: spiral (only one built today).")
-@click.option("--objective", default=None, help="Plan option: dollars, time, response, traffic.")
+@click.option("--variant", default=None,
+              help="Plan option: spiral, stream, pack, stream_pack or auto.")
+@click.option("--objective", type=click.Choice(OBJECTIVES), default=None,
+              help="Plan option (default dollars). " + OBJECTIVE_HELP)
+@click.option("--blocks", default=None, help="Plan option. " + BLOCKS_HELP)
 @click.option("--min-security", type=float, default=None, help="Plan option: bits (default 128).")
 @click.option("--max-query-bytes", default=None, help="Plan option: cap on the query size.")
 @click.option("--max-params-bytes", default=None, help="Plan option: cap on public params.")
@@ -40,6 +45,7 @@ def generate(
     record_size: str | None,
     variant: str | None,
     objective: str | None,
+    blocks: str | None,
     min_security: float | None,
     max_query_bytes: str | None,
     max_params_bytes: str | None,
@@ -52,7 +58,7 @@ def generate(
     if (params_file is None) == (records is None):
         raise SpiralpirError("give either --params FILE or --records N --record-size B")
     if params_file is not None:
-        plan_opts = (record_size, variant, objective, min_security, max_query_bytes,
+        plan_opts = (record_size, variant, objective, blocks, min_security, max_query_bytes,
                      max_params_bytes, max_response_bytes)
         if any(o is not None for o in plan_opts):
             raise SpiralpirError("plan options (--record-size, --variant, ...) go with --records")
@@ -64,6 +70,7 @@ def generate(
 
         options: dict[str, object] = {
             k: v for k, v in (("variant", variant), ("objective", objective),
+                              ("blocks", parse_blocks(blocks)),
                               ("min_security", min_security)) if v is not None}
         for key, val in (("max_query_bytes", max_query_bytes),
                          ("max_params_bytes", max_params_bytes),

@@ -1,10 +1,11 @@
 """`spiralpir plan`: the command-line face of planning.py (parameters for a database shape).
 
 `spiralpir plan --records N --record-size B [--variant spiral|stream|pack|stream_pack|auto]
-[--objective dollars|time|response|traffic] [--max-query-bytes …] [--max-params-bytes …]
-[--max-response-bytes …] [--min-security 128] [--ring auto|paper] [--profile FILE] [--json]
-[--top K]`: a readable table of the chosen parameters and estimates, the binding constraints
-and the next-best alternatives, or with `--json` exactly {"params": {...}, "estimate": {...}}.
+[--objective dollars|time|response|traffic|stream [--blocks K]] [--max-query-bytes …]
+[--max-params-bytes …] [--max-response-bytes …] [--min-security 128] [--ring auto|paper]
+[--profile FILE] [--json] [--top K]`: a readable table of the chosen parameters and
+estimates, the binding constraints and the next-best alternatives, or with `--json` exactly
+{"params": {...}, "estimate": {...}}.
 """
 
 from __future__ import annotations
@@ -19,6 +20,23 @@ from spiralpir.optimizer.model import OBJECTIVES
 from spiralpir.optimizer.planning import parse_count, render
 from spiralpir.optimizer.planning import plan as make_plan
 
+OBJECTIVE_HELP = (
+    "What to minimize: dollars (CPU + egress per query, SPIRAL's prices), time (server "
+    "seconds per answer), response (bytes), traffic (query + response bytes), or stream (the "
+    "streaming setting: a query prepared once and answered against a sequence of databases; "
+    "the per-database server seconds - first dimension, folding, packing, modulus switching - "
+    "with the one-time parse/expansion/conversion excluded, or amortised with --blocks). "
+    "stream applies to every variant (the runtime prepares a query of any variant once); the "
+    "stream variants are the ones built for it.")
+BLOCKS_HELP = (
+    "With --objective stream: the databases answered per prepared query; the one-time part "
+    "counts 1/K per database. Default: unbounded (the one-time part only breaks ties).")
+
+
+def parse_blocks(text: str | None) -> float | None:
+    """--blocks K (a count, e.g. 64 or 1K) -> float, None when not given."""
+    return None if text is None else float(parse_count(text, "--blocks"))
+
 
 @click.command(name="plan")
 @click.option("--records", required=True, help="Number of records: 1048576, 2^20, 1M, 1Mi.")
@@ -26,7 +44,9 @@ from spiralpir.optimizer.planning import plan as make_plan
 @click.option("--variant", default="spiral", show_default=True,
               help="spiral | stream | pack | stream_pack | auto (the cheapest under the caps).")
 @click.option("--objective", type=click.Choice(OBJECTIVES), default="dollars", show_default=True,
-              help="What to minimize.")
+              help=OBJECTIVE_HELP)
+@click.option("--blocks", default=None,
+              help=BLOCKS_HELP)
 @click.option("--max-query-bytes", default=None, help="Cap on the query size.")
 @click.option("--max-params-bytes", default=None, help="Cap on the public parameters size.")
 @click.option("--max-response-bytes", default=None, help="Cap on the response size.")
@@ -41,7 +61,7 @@ from spiralpir.optimizer.planning import plan as make_plan
 @click.option("--top", type=int, default=3, show_default=True,
               help="Show this many plans (the best and the next-best alternatives).")
 @click.option("--json", "as_json", is_flag=True, help="Print {params, estimate} as JSON.")
-def plan(records: str, record_size: str, variant: str, objective: str,
+def plan(records: str, record_size: str, variant: str, objective: str, blocks: str | None,
                  max_query_bytes: str | None, max_params_bytes: str | None,
                  max_response_bytes: str | None, min_security: float, ring: str,
                  profile_path: Path | None, cpu_price: float | None,
@@ -50,7 +70,8 @@ def plan(records: str, record_size: str, variant: str, objective: str,
     if top < 1:
         raise SpiralpirError(f"--top must be at least 1, got {top}")
     opts: dict[str, Any] = {
-        "variant": variant, "objective": objective, "min_security": min_security,
+        "variant": variant, "objective": objective, "blocks": parse_blocks(blocks),
+        "min_security": min_security,
         "ring": ring, "profile": profile_path, "cpu_price": cpu_price,
         "egress_price": egress_price, "top": 1 if as_json else top, "explain": not as_json,
     }

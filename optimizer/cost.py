@@ -51,6 +51,12 @@ where n and inst are the computation's (pack: n = 1 over inst·n² sub-databases
 seconds = stage_scale[stage] × Σ count·cost (stage_scale, default 1, is fitted by calibration
 against measured stage timings; the runtime books packing inside its `modswitch` timing).
 Predictions are single-thread CPU seconds.
+
+Streaming (a query prepared once, then answered against a sequence of databases; the runtime's
+server_prepare / server_answer_prepared, every variant): the ONE_TIME_STAGES (query parse and
+expansion, conversion) run once per query, the PER_DATABASE_STAGES (first dimension, folding,
+packing, modulus switching) once per database; `split_seconds` gives both parts and the
+planner's `stream` objective minimises the per-database part.
 """
 
 from __future__ import annotations
@@ -66,7 +72,9 @@ import numpy as np
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.params import Parameters
 
-STAGES = ("expansion", "conversion", "first_dimension", "folding", "packing", "modswitch")
+ONE_TIME_STAGES = ("expansion", "conversion")  # server_prepare: once per (streamed) query
+PER_DATABASE_STAGES = ("first_dimension", "folding", "packing", "modswitch")  # answer_prepared
+STAGES = ONE_TIME_STAGES + PER_DATABASE_STAGES
 OPS = ("ntt", "mac", "decomp", "compose", "auto", "parse", "fd", "fdout", "ms", "ms_wide")
 _FITTED = ("mac", "decomp", "compose", "auto", "parse", "fd", "fdout", "ms", "ms_wide")
 _OPTIONAL = ("compose", "parse", "fdout", "ms_wide")  # absent from older profiles: 0
@@ -276,6 +284,18 @@ def stage_seconds(p: Parameters, profile: Profile, implicit_db: bool = False
 
 def server_seconds(p: Parameters, profile: Profile, implicit_db: bool = False) -> float:
     return sum(stage_seconds(p, profile, implicit_db).values())
+
+
+def split_seconds(secs: dict[str, Any]) -> tuple[Any, Any]:
+    """(one-time, per-database) seconds of per-stage seconds (scalars or arrays): the streaming
+    split (module docstring)."""
+    one_time: Any = 0.0
+    per_db: Any = 0.0
+    for stage in ONE_TIME_STAGES:
+        one_time = one_time + secs[stage]
+    for stage in PER_DATABASE_STAGES:
+        per_db = per_db + secs[stage]
+    return one_time, per_db
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,15 @@ first-dimension kernel, rounds ≤ log2 d,
 2·2^ν1 ≤ d, 2·ν2·t_gsw ≤ d, ν2 ≤ 20, modulus-switch offset 4p²/q ≤ 2^-8), user caps
 (query, public params, response bytes; the stream variants' query, which grows with 2^ν1, is
 capped at the SPIRAL paper's 33 MB unless the user gives --max-query-bytes). Objectives:
-dollars | time | response | traffic.
+dollars | time | response | traffic | stream.
+
+`stream` is the streaming setting's (one query prepared once, then answered against a sequence
+of databases; the runtime does this for every variant): it minimises the per-database server
+seconds (cost.PER_DATABASE_STAGES: first dimension as max(compute, preprocessed bytes / read
+bandwidth), folding, packing, modulus switching) plus the one-time part (cost.ONE_TIME_STAGES:
+query parse/expansion, conversion) divided by options.blocks, the databases answered per
+prepared query. With blocks unbounded (the default) the one-time part only breaks ties
+(weight STREAM_TIE_WEIGHT: among plans of equal per-database time, the cheaper preparation).
 
 The noise and size formulas are those of noise.py and sizes.py written over numpy arrays (a
 test checks them against the scalar modules on random candidates); the time is cost.py's own
@@ -39,13 +47,23 @@ from typing import Any
 
 import numpy as np
 from spiralpir.optimizer import noise
-from spiralpir.optimizer.cost import Prices, Profile, db_bytes, op_counts, seconds_of_counts
+from spiralpir.optimizer.cost import (
+    Prices,
+    Profile,
+    db_bytes,
+    op_counts,
+    seconds_of_counts,
+    split_seconds,
+)
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.noise import CORRECTNESS_LOG2, max_gaussian_variance
 from spiralpir.optimizer.params import MAX_LOG2_P, MAX_NU_2, Q2_BITS_RANGE, ceil_log2
 from spiralpir.optimizer.primes import Modulus, find_q2, lazy_terms, modulus_table
 
-OBJECTIVES = ("dollars", "time", "response", "traffic")
+OBJECTIVES = ("dollars", "time", "response", "traffic", "stream")
+# objective `stream` with unbounded --blocks: the one-time seconds' weight (a tie-break only:
+# one-time parts are below 2^10 s, so this moves the objective by less than 2^-30 s)
+STREAM_TIE_WEIGHT = 2.0**-40
 STREAM_MAX_QUERY_BYTES = 33e6  # SpiralStream's query cap in the SPIRAL paper (33 MB)
 EPS = 2.0**-8  # Δ-offset allowance in the decoding threshold (model requires 4p²/q ≤ EPS)
 
@@ -80,6 +98,7 @@ class Options:
 
     objective: str = "dollars"
     variant: str = "spiral"
+    blocks: float = math.inf  # objective stream: databases answered per prepared query
     min_security: float = 128.0
     max_query_bytes: float = math.inf
     max_params_bytes: float = math.inf
@@ -100,6 +119,12 @@ class Options:
         if self.objective not in OBJECTIVES:
             raise SpiralpirError(f"--objective must be one of {', '.join(OBJECTIVES)}, "
                                  f"got {self.objective!r}")
+        if not self.blocks >= 1:  # also rejects NaN
+            raise SpiralpirError(f"--blocks must be at least 1, got {self.blocks!r}")
+        if math.isfinite(self.blocks) and self.objective != "stream":
+            raise SpiralpirError(f"--blocks applies to --objective stream only (the one-time "
+                                 f"part it amortises is not separated under --objective "
+                                 f"{self.objective})")
         if self.variant not in ("spiral", "stream", "pack", "stream_pack"):
             raise SpiralpirError(f"variant must be spiral, stream, pack or stream_pack, "
                                  f"got {self.variant!r}")
@@ -306,12 +331,13 @@ class Evaluation:
     grid: Grid
     feasible: np.ndarray
     q2_bits: np.ndarray
-    seconds: np.ndarray
+    seconds: np.ndarray  # whole answer
     params_bytes: np.ndarray
     response_bytes: np.ndarray
     query_bytes: int
     objective: np.ndarray
     log2_failure_bound: float
+    per_db_seconds: np.ndarray  # the streaming per-database part of `seconds`
 
 
 def evaluate(s: Structure, records: int, record_size: int, options: Options,
@@ -362,32 +388,45 @@ def evaluate(s: Structure, records: int, record_size: int, options: Options,
     response = 32 + -(-(inst * d * (n * q2b + n * n * (pb + 2))) // 8)
     query = 64 + -(-(d * qb) // 8)
 
-    # --- time (cost.py) ---
-    seconds = time_seconds("spiral", s, g, profile)
+    return finish_evaluation(s, g, feasible, q2b, params_bytes, response, query, options,
+                             profile)
 
-    feasible &= (params_bytes <= options.max_params_bytes) & (
+
+def finish_evaluation(s: Structure, g: Grid, feasible: np.ndarray, q2b: np.ndarray,
+                      params_bytes: np.ndarray, response: Any, query: Any, options: Options,
+                      profile: Profile) -> Evaluation:
+    """The time (cost.py), the caps and the objective of an evaluated structure (every
+    variant)."""
+    one_time, per_db = time_split(options.variant, s, g, profile)
+    feasible = feasible & (params_bytes <= options.max_params_bytes) & (
         response <= options.max_response_bytes) & (query <= options.max_query_bytes)
-    obj = objective_value(options, seconds, response, query)
-    return Evaluation(s, g, feasible, q2b, seconds, params_bytes, response, query, obj,
-                      options.correctness_log2)
+    obj = objective_value(options, one_time, per_db, response, query)
+    return Evaluation(s, g, feasible, q2b, one_time + per_db, params_bytes, response, query,
+                      obj, options.correctness_log2, per_db)
 
 
-def time_seconds(variant: str, s: Structure, g: Grid, profile: Profile) -> np.ndarray:
-    """Predicted server seconds of every gadget combination (cost.py's one formula)."""
+def time_split(variant: str, s: Structure, g: Grid, profile: Profile
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Predicted (one-time, per-database) server seconds of every gadget combination
+    (cost.py's one formula; the whole answer is their sum)."""
     ring = s.ring
     d, L = ring.poly_len, len(ring.modulus.moduli)
     counts = op_counts(variant, d, L, s.n, s.nu_1, s.nu_2, s.instances, g.tl, g.tr, g.tc, g.tg)
     secs = seconds_of_counts(counts, d, profile, db_bytes(d, L, s.n, s.nu_1, s.nu_2, s.instances))
-    return np.asarray(sum(secs.values()), dtype=np.float64)
+    one_time, per_db = split_seconds(secs)
+    shape = np.broadcast(g.tl, g.tr, g.tc, g.tg).shape
+    return (np.broadcast_to(np.asarray(one_time, dtype=np.float64), shape),
+            np.broadcast_to(np.asarray(per_db, dtype=np.float64), shape))
 
 
-_LB_CACHE: dict[tuple[Any, ...], tuple[Profile, float]] = {}
+_LB_CACHE: dict[tuple[Any, ...], tuple[Profile, tuple[float, float]]] = {}
 
 
-def time_lower_bound(variant: str, s: Structure, t_min: int, profile: Profile) -> float:
-    """Server seconds with every gadget length at t_min: a lower bound over the grid (each
-    stage's time is non-decreasing in every gadget length). Memoized: the search asks for
-    many structures that differ only in p (the time does not depend on it)."""
+def time_lower_bound(variant: str, s: Structure, t_min: int, profile: Profile
+                     ) -> tuple[float, float]:
+    """(one-time, per-database) server seconds with every gadget length at t_min: lower bounds
+    over the grid (each stage's time is non-decreasing in every gadget length). Memoized: the
+    search asks for many structures that differ only in p (the time does not depend on it)."""
     ring = s.ring
     key = (id(profile), variant, ring.poly_len, len(ring.modulus.moduli), s.n, s.nu_1, s.nu_2,
            s.instances, t_min)
@@ -395,14 +434,27 @@ def time_lower_bound(variant: str, s: Structure, t_min: int, profile: Profile) -
     if hit is not None and hit[0] is profile:
         return hit[1]
     g = Grid(*(np.array([t_min]) for _ in range(4)), *(np.zeros(1) for _ in range(5)))
-    value = float(time_seconds(variant, s, g, profile)[0])
+    one_time, per_db = time_split(variant, s, g, profile)
+    value = (float(one_time[0]), float(per_db[0]))
     if len(_LB_CACHE) > 100_000:
         _LB_CACHE.clear()
     _LB_CACHE[key] = (profile, value)  # holds the profile: its id is not reused meanwhile
     return value
 
 
-def objective_value(options: Options, seconds: Any, response: Any, query: Any) -> Any:
+def one_time_weight(options: Options) -> float:
+    """Objective `stream`: the weight of the one-time seconds (1/blocks; a tie-break when the
+    blocks are unbounded)."""
+    return 1.0 / options.blocks if math.isfinite(options.blocks) else STREAM_TIE_WEIGHT
+
+
+def objective_value(options: Options, one_time: Any, per_db: Any, response: Any,
+                    query: Any) -> Any:
+    """The objective of candidates (arrays or scalars) from their one-time and per-database
+    server seconds and their response and query bytes."""
+    if options.objective == "stream":
+        return per_db + one_time * one_time_weight(options)
+    seconds = one_time + per_db
     if options.objective == "dollars":
         return options.prices.dollars(seconds, response)
     if options.objective == "time":

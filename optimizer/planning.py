@@ -3,14 +3,21 @@
 The `spiralpir plan` command (cmd_plan.py) and `generate`/`demo` call these functions:
   * `plan(records, record_size, **options) -> Plan`
     options: variant ('spiral'|'stream'|'pack'|'stream_pack'|'auto': the cheapest variant),
-    objective ('dollars'|'time'|'response'|'traffic'),
+    objective ('dollars'|'time'|'response'|'traffic'|'stream': the per-database seconds of a
+    query prepared once and answered against a sequence of databases, every variant; see
+    model.py), blocks (objective stream: databases per prepared query, amortising the one-time
+    part; default unbounded),
     min_security (bits, 128), max_query_bytes, max_params_bytes, max_response_bytes,
     correctness_log2 (-40), top (alternatives, 1), profile (path or Profile), cpu_price
     ($/CPU-hour), egress_price ($/GB), ring ('auto'|'paper'), noise_width (6.4),
     secret ('gaussian'|'ternary'|'sparse-ternary:P,M'), poly_lens, explain (find the binding
     constraints by re-planning with each one relaxed; default False in the API).
   * `plan_json(records, record_size, **options) -> {"params": {...}, "estimate": {...}}`
-  * `estimate(params, profile=None, prices=None) -> dict` for any validated Parameters.
+  * `estimate(params, profile=None, prices=None) -> dict` for any validated Parameters: sizes,
+    whole-answer seconds and throughput, and the streaming split (one_time_seconds: parse,
+    expansion, conversion; per_database_seconds: first dimension, folding, packing, modulus
+    switching; streaming_throughput_bytes_per_second = records·record_size / per-database
+    seconds; preprocessed_db_bytes, what the first dimension streams per database).
   * `parse_count("2^20" | "1M" | "100KB" | "1048576")`: K/M/G = 10^3/10^6/10^9, Ki/Mi/Gi =
     2^10/2^20/2^30, an optional trailing B, a^b powers.
 """
@@ -22,9 +29,9 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from spiralpir.optimizer.cost import Prices, Profile, server_seconds, stage_seconds
+from spiralpir.optimizer.cost import Prices, Profile, params_db_bytes, split_seconds, stage_seconds
 from spiralpir.optimizer.errors import SpiralpirError
-from spiralpir.optimizer.model import Options, estimator_security
+from spiralpir.optimizer.model import Options, estimator_security, objective_value
 from spiralpir.optimizer.noise import stage_variances
 from spiralpir.optimizer.params import PAPER_RING, VARIANTS, Parameters
 from spiralpir.optimizer.search import Row, search
@@ -33,7 +40,8 @@ from spiralpir.optimizer.sizes import Sizes
 ESTIMATE_KEYS = (
     "public_params_bytes", "query_bytes", "response_bytes", "server_seconds",
     "throughput_bytes_per_second", "rate", "log2_failure_probability", "security_bits",
-    "dollars_per_query",
+    "dollars_per_query", "one_time_seconds", "per_database_seconds",
+    "streaming_throughput_bytes_per_second", "preprocessed_db_bytes",
 )
 
 _SUFFIX = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12,
@@ -67,7 +75,9 @@ def estimate(params: Parameters, profile: Profile | None = None,
     prof = profile or Profile.load()
     pr = prices or Prices()
     sizes = Sizes.of(params)
-    secs = server_seconds(params, prof)
+    stages = stage_seconds(params, prof)
+    secs = sum(stages.values())  # cost.server_seconds
+    one_time, per_db = split_seconds(stages)
     db_bytes = params.records * params.record_size
     sec = estimator_security(params.poly_len, params.log2_q, params.noise_width,
                              params.secret_distribution)
@@ -81,6 +91,10 @@ def estimate(params: Parameters, profile: Profile | None = None,
         "log2_failure_probability": stage_variances(params).log2_failure,
         "security_bits": sec,
         "dollars_per_query": pr.dollars(secs, sizes.response_bytes),
+        "one_time_seconds": one_time,
+        "per_database_seconds": per_db,
+        "streaming_throughput_bytes_per_second": db_bytes / per_db if per_db > 0 else math.inf,
+        "preprocessed_db_bytes": int(params_db_bytes(params)),
     }
 
 
@@ -96,6 +110,7 @@ class Plan:
     structures_evaluated: int = 0
     objective: str = "dollars"
     stage_seconds: dict[str, float] = field(default_factory=dict)
+    options: Options | None = None  # what it was planned under
 
     def to_json(self) -> dict[str, Any]:
         return {"params": self.params.to_literal(), "estimate": dict(self.estimate)}
@@ -117,7 +132,7 @@ def _options(records: int, record_size: int, opts: dict[str, Any]) -> tuple[Opti
                                     or Prices().egress_dollars_per_gb),
     )
     kw: dict[str, Any] = {"variant": variant, "prices": prices, "profile": profile}
-    for key in ("objective", "min_security", "max_query_bytes", "max_params_bytes",
+    for key in ("objective", "blocks", "min_security", "max_query_bytes", "max_params_bytes",
                 "max_response_bytes", "correctness_log2", "noise_width", "poly_lens", "n_max",
                 "security"):
         if opts.get(key) is not None:
@@ -158,9 +173,9 @@ def _literal_params(row: Row) -> Parameters:
 
 def _objective_of(pl: Plan) -> float:
     e = pl.estimate
-    return {"dollars": e["dollars_per_query"], "time": e["server_seconds"],
-            "response": e["response_bytes"],
-            "traffic": e["response_bytes"] + e["query_bytes"]}[pl.objective]
+    opts = pl.options or Options(objective=pl.objective)
+    return float(objective_value(opts, e["one_time_seconds"], e["per_database_seconds"],
+                                 e["response_bytes"], e["query_bytes"]))
 
 
 def plan(records: int, record_size: int, **options: Any) -> Plan:
@@ -209,7 +224,7 @@ def plan(records: int, record_size: int, **options: Any) -> Plan:
         params=best, estimate=est, alternatives=alts, notes=notes,
         search_seconds=res.seconds, structures_considered=res.considered_structures,
         structures_evaluated=res.evaluated_structures, objective=opts.objective,
-        stage_seconds=stage_seconds(best, prof),
+        stage_seconds=stage_seconds(best, prof), options=opts,
     )
     if explain:
         out.binding = binding_constraints(records, record_size, opts, res.chosen[0].objective)
@@ -293,6 +308,10 @@ def render(pl: Plan) -> str:
         f"(rate {e['rate']:.3f}), public params {_fmt_bytes(e['public_params_bytes'])}",
         f"  server time {_fmt_secs(e['server_seconds'])} (1 core), throughput "
         f"{_fmt_bytes(e['throughput_bytes_per_second'])}/s, ${e['dollars_per_query']:.3g}/query",
+        f"  streaming   one-time {_fmt_secs(e['one_time_seconds'])} per query, then "
+        f"{_fmt_secs(e['per_database_seconds'])} per database "
+        f"({_fmt_bytes(e['streaming_throughput_bytes_per_second'])}/s; preprocessed database "
+        f"{_fmt_bytes(e['preprocessed_db_bytes'])})",
         f"  security {e['security_bits']:.1f} bits, failure probability "
         f"2^{e['log2_failure_probability']:.1f}",
         "  time by stage: " + ", ".join(f"{k} {_fmt_secs(v)}" for k, v in
@@ -305,14 +324,15 @@ def render(pl: Plan) -> str:
     if pl.alternatives:
         lines += ["", "next-best alternatives",
                   "  d     log2q  n  p      nu1/nu2  t_gsw/conv/L/R  q2b  resp       query      "
-                  "params     time       $/query"]
+                  "params     time       per-db     $/query"]
         for ap, ae in pl.alternatives:
             lines.append(
                 f"  {ap.poly_len:<5} {ap.log2_q:5.1f}  {ap.n}  2^{ap.log2_p:<4} "
                 f"{ap.nu_1:>3}/{ap.nu_2:<4} {ap.t_gsw:>2}/{ap.t_conv}/{ap.t_exp_left}/"
                 f"{ap.t_exp_right:<6} {ap.q2_bits:<4} {_fmt_bytes(ae['response_bytes']):<10} "
                 f"{_fmt_bytes(ae['query_bytes']):<10} {_fmt_bytes(ae['public_params_bytes']):<10} "
-                f"{_fmt_secs(ae['server_seconds']):<10} {ae['dollars_per_query']:.3g}")
+                f"{_fmt_secs(ae['server_seconds']):<10} "
+                f"{_fmt_secs(ae['per_database_seconds']):<10} {ae['dollars_per_query']:.3g}")
     if pl.notes:
         lines += ["", "notes"] + [f"  {n}" for n in pl.notes]
     lines += ["", f"searched {pl.structures_considered} structures "

@@ -4,11 +4,13 @@ Owns `search(records, record_size, options, top)`. Steps:
 
 1. Python builds the model's tables (model.py): the secure rings, and per ring the structures
    (n, p, ν1, ν2, layout). Each structure gets cheap, valid lower bounds — on noise (every
-   gadget-dependent term at its minimum) and on the objective (first-dimension + modulus
-   switching time, response with the smallest admissible q2) — and structures are visited in
-   lower-bound order. A structure is evaluated exactly over its whole gadget table (vectorized:
-   t_gsw × t_conv × t_exp_left × t_exp_right, q2_bits the smallest correct one) only while its
-   bound can still beat the K-th best candidate found so far; the rest are provably worse.
+   gadget-dependent term at its minimum) and on the objective (every stage's time with each
+   gadget length at its smallest, split into the one-time and per-database parts for the
+   `stream` objective; the response with the smallest admissible q2) — and structures are
+   visited in lower-bound order. A structure is evaluated exactly over its whole gadget table
+   (vectorized: t_gsw × t_conv × t_exp_left × t_exp_right, q2_bits the smallest correct one)
+   only while its bound can still beat the K-th best candidate found so far; the rest are
+   provably worse.
 2. Z3 (`z3.Optimize`) then chooses the plan among the surviving tables: integer variables for
    poly_len, the modulus, n, log2 p, ν1, ν2, the four gadget lengths, q2_bits and instances,
    each tied to a table row; constraints for security, correctness (the row's log2 failure),
@@ -39,6 +41,7 @@ from spiralpir.optimizer.model import (
     default_profile,
     evaluate,
     literal,
+    objective_value,
     rings,
     structures,
     time_lower_bound,
@@ -102,7 +105,7 @@ def _lower_bounds(s: Structure, options: Options, profile: Any) -> tuple[float, 
     vmax = _vmax(inst * n * n * d, options.correctness_log2)
     possible = big_a < vmax
     # objective lower bound: every gadget length at its smallest (time grows with each)
-    t = time_lower_bound("spiral", s, t_min, profile)
+    one_time, per_db = time_lower_bound("spiral", s, t_min, profile)
     bits_tab, q2_tab = _q2_table(d)
     ok = [int(b) for b, v in zip(bits_tab, q2_tab, strict=True) if q1 < v < q]
     if not ok:
@@ -111,15 +114,7 @@ def _lower_bounds(s: Structure, options: Options, profile: Any) -> tuple[float, 
     query = 64 + -(-(d * qb) // 8)
     if resp > options.max_response_bytes or query > options.max_query_bytes:
         return math.inf, False
-    if options.objective == "dollars":
-        lb = options.prices.dollars(t, resp)
-    elif options.objective == "time":
-        lb = t
-    elif options.objective == "response":
-        lb = float(resp)
-    else:
-        lb = float(resp + query)
-    return lb, possible
+    return float(objective_value(options, one_time, per_db, resp, query)), possible
 
 
 def candidate_rows(records: int, record_size: int, options: Options, top: int) -> tuple[

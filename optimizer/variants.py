@@ -107,14 +107,8 @@ def evaluate_variant(s: Any, records: int, record_size: int, options: Any, profi
     else:
         query = 64 + -(-(d * qb) // 8)
 
-    # --- time (cost.py) ---
-    seconds = m.time_seconds(variant, s, g, profile)
-
-    feasible &= (params_bytes <= options.max_params_bytes) & (
-        response <= options.max_response_bytes) & (query <= options.max_query_bytes)
-    obj = m.objective_value(options, seconds, response, query)
-    return m.Evaluation(s, g, feasible, q2b, seconds, params_bytes, response, query, obj,
-                        options.correctness_log2)
+    return m.finish_evaluation(s, g, feasible, q2b, params_bytes, response, query, options,
+                               profile)
 
 
 def lower_bounds_variant(s: Any, options: Any, profile: Any) -> tuple[float, bool]:
@@ -142,7 +136,7 @@ def lower_bounds_variant(s: Any, options: Any, profile: Any) -> tuple[float, boo
         v_fold_min += n * ks_min
     vmax = m._vmax(inst * n * n * d, options.correctness_log2)
     possible = (q1 / q) ** 2 * v_fold_min < vmax
-    t = m.time_lower_bound(variant, s, t_min, profile)  # every gadget length at its smallest
+    one_time, per_db = m.time_lower_bound(variant, s, t_min, profile)  # gadgets at t_min
     bits_tab, q2_tab = m._q2_table(d)
     ok = [int(b) for b, v in zip(bits_tab, q2_tab, strict=True) if q1 < v < q]
     if not ok:
@@ -151,12 +145,4 @@ def lower_bounds_variant(s: Any, options: Any, profile: Any) -> tuple[float, boo
     query = 64 + ((int(a) + nu2 * int(t_min)) if stream else 1) * d * qb // 8  # d·qb % 8 == 0
     if resp > options.max_response_bytes or query > options.max_query_bytes:
         return math.inf, False
-    if options.objective == "dollars":
-        lb = options.prices.dollars(t, resp)
-    elif options.objective == "time":
-        lb = t
-    elif options.objective == "response":
-        lb = float(resp)
-    else:
-        lb = float(resp + query)
-    return lb, possible
+    return float(m.objective_value(options, one_time, per_db, resp, query)), possible

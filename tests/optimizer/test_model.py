@@ -5,12 +5,13 @@ from __future__ import annotations
 import math
 import random
 import time
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 import pytest
-from spiralpir.optimizer.cost import Profile, server_seconds
+from spiralpir.optimizer.cost import Profile, server_seconds, split_seconds, stage_seconds
 from spiralpir.optimizer.enumerate import enumerate_all
-from spiralpir.optimizer.model import Options, evaluate, literal, rings, structures
+from spiralpir.optimizer.model import Evaluation, Options, evaluate, literal, rings, structures
 from spiralpir.optimizer.noise import stage_variances
 from spiralpir.optimizer.params import Parameters
 from spiralpir.optimizer.primes import find_q2
@@ -24,33 +25,46 @@ def monotone_security(d: int, log2_q: float, width: float, secret: str) -> float
     return 128.0 * (d / 2048) * (54.6 / log2_q)
 
 
+def sample_candidates(opts: Options, profile: Profile, shapes: Iterable[tuple[int, int]],
+                      rng: random.Random, counts: tuple[int, int, int] = (4, 6, 5)
+                      ) -> Iterator[tuple[Evaluation, int, Parameters]]:
+    """Random feasible candidates of the vectorized model: per shape, counts = (rings,
+    structures per ring, gadget rows per structure) drawn at random; yields (the structure's
+    evaluation, the row, its parameters)."""
+    n_rings, n_structs, n_rows = counts
+    for records, size in shapes:
+        for ring in rng.sample(rings(opts), n_rings):
+            ss = structures(records, size, ring, opts)
+            for s in rng.sample(ss, min(n_structs, len(ss))):
+                ev = evaluate(s, records, size, opts, profile)
+                idx = np.flatnonzero(ev.feasible)
+                for i in rng.sample(list(idx), min(n_rows, idx.size)):
+                    yield ev, int(i), Parameters.from_literal(
+                        literal(s, ev, int(i), records, size, opts))
+
+
 def test_vectorized_model_matches_scalar_modules() -> None:
     rng = random.Random(11)
     profile = Profile.load()
     opts = Options(security=monotone_security, profile=profile)
     checked = 0
-    for records, size in ((2**16, 64), (3000, 5000), (2**12, 40_000)):
-        rs = rings(opts)
-        for ring in rng.sample(rs, 4):
-            ss = structures(records, size, ring, opts)
-            for s in rng.sample(ss, min(6, len(ss))):
-                ev = evaluate(s, records, size, opts, profile)
-                idx = np.flatnonzero(ev.feasible)
-                for i in rng.sample(list(idx), min(5, idx.size)):
-                    p = Parameters.from_literal(literal(s, ev, int(i), records, size, opts))
-                    sz = Sizes.of(p)
-                    assert sz.public_params_bytes == ev.params_bytes[i]
-                    assert sz.response_bytes == ev.response_bytes[i]
-                    assert sz.query_bytes == ev.query_bytes
-                    assert math.isclose(server_seconds(p, profile), ev.seconds[i], rel_tol=1e-9)
-                    lf = stage_variances(p).log2_failure
-                    assert lf <= opts.correctness_log2 + 1e-6
-                    # q2_bits is the smallest correct one
-                    lower = [b for b in range(14, p.q2_bits) if p.q1 < find_q2(b, p.poly_len)]
-                    for b in lower:
-                        smaller = p.replace(q2_bits=b)
-                        assert stage_variances(smaller).log2_failure > opts.correctness_log2
-                    checked += 1
+    shapes = ((2**16, 64), (3000, 5000), (2**12, 40_000))
+    for ev, i, p in sample_candidates(opts, profile, shapes, rng):
+        sz = Sizes.of(p)
+        assert sz.public_params_bytes == ev.params_bytes[i]
+        assert sz.response_bytes == ev.response_bytes[i]
+        assert sz.query_bytes == ev.query_bytes
+        assert math.isclose(server_seconds(p, profile), ev.seconds[i], rel_tol=1e-9)
+        per_db = split_seconds(stage_seconds(p, profile))[1]
+        assert math.isclose(per_db, ev.per_db_seconds[i], rel_tol=1e-9)
+        lf = stage_variances(p).log2_failure
+        assert lf <= opts.correctness_log2 + 1e-6
+        # q2_bits is the smallest correct one
+        lower = [b for b in range(14, p.q2_bits) if p.q1 < find_q2(b, p.poly_len)]
+        for b in lower:
+            smaller = p.replace(q2_bits=b)
+            assert stage_variances(smaller).log2_failure > opts.correctness_log2
+        checked += 1
     assert checked > 50
 
 
@@ -58,6 +72,7 @@ SHAPES = [(2**10, 32), (5000, 300), (2**16, 1024), (2**14, 20_000), (300, 100_00
 GRID = {  # objective -> shapes (together they cover every shape)
     "dollars": [SHAPES[0], SHAPES[3]], "time": [SHAPES[2], SHAPES[4]],
     "response": [SHAPES[1], SHAPES[4]], "traffic": [SHAPES[0], SHAPES[2]],
+    "stream": [SHAPES[1], SHAPES[3]],
 }
 
 
