@@ -2,9 +2,9 @@
 // out[j] = Σ_{i < 2^nu_1} C_i · D[i][j] with C_i the (n+1)×n matrix Regev query cts and D the
 // n×n plaintexts, all in NTT/CRT form (database.hpp gives the word layout).
 //
-// Work split: one task per (instance, prime group g, slot tile zt) gathers its slice of the
-// query (L2-sized) and streams its contiguous slice of the database once, a block of JB folding
-// indices at a time (database.hpp interleaves a block's indices, so a block is one sequential
+// Work split: the query is first laid out tile by tile (Query: one contiguous, L2-sized slice per
+// prime group g and slot tile zt); one task per (instance, g, zt) streams its contiguous slice of
+// the database once against its query slice, a block of JB folding indices at a time (database.hpp interleaves a block's indices, so a block is one sequential
 // stream). For a group of two primes one 64-bit
 // word holds both residues of a slot: vpmuludq multiplies the low halves (prime 2g) directly and
 // the word shifted right by 32 (prime 2g+1); the (n+1)·n·JB·W accumulators stay in registers and
@@ -72,32 +72,50 @@ struct FirstDim {
   static_assert(kChunk >= 1, "lazy bound: not even one i fits the accumulator");
   static_assert(bound_ok(), "first-dimension term count exceeds the lazy-reduction bound");
 
-  /// the query slice of task (inst, g, zt): Q[i][rk][h][lane] as u64 (values < p; the kernel
-  /// multiplies their low 32 bits), h < width(g) the prime 2g + h. Each task gathers its own
-  /// slice (I·RK·W·8 words, L2-sized): no answer-sized buffer.
-  static std::size_t q_words(std::size_t g) { return I * RK * DB::width(g) * kLanes; }
-  static void gather_q(std::uint64_t* dst, const std::vector<MatN>& first_mats, std::size_t g, std::size_t zt) {
-    const std::size_t w = DB::width(g);
-    constexpr std::size_t ahead = 4;  // values of i whose lines are requested before they are copied
-    for (std::size_t i = 0; i < I; ++i) {
-#ifdef SPIRALPIR_FIRSTDIM_X86
-      if (i + ahead < I)  // scattered 64-byte pieces: keep several cache misses in flight
-        for (std::size_t rk = 0; rk < RK; ++rk)
-          for (std::size_t h = 0; h < w; ++h)
-            _mm_prefetch(reinterpret_cast<const char*>(
-                             first_mats[i + ahead].at(static_cast<unsigned>(rk / n), static_cast<unsigned>(rk % n))
-                                 .residue(DB::group_prime(g) + h) + zt * kLanes),
-                         _MM_HINT_T0);
-#endif
+  /// The query in the kernel's order: for every prime group g and slot tile zt one contiguous
+  /// slice Q[i][rk][h][lane] (I·RK·W·8 words, L2-sized; values < p, the kernel multiplies their
+  /// low 32 bits), h < width(g) the prime 2g + h, the slices of group g after those of the groups
+  /// before it. Built once per query (a prepared, streaming query keeps it), so a task reads its
+  /// slice sequentially instead of gathering 64-byte pieces of 2^nu_1·(n+1)·n·W polynomials, a
+  /// TLB walk each (that gather took a quarter of the first dimension at n = 1). Huge-page
+  /// backed: 2^nu_1·(n+1)·n·#primes·d words, the size of the query matrices it is built from.
+  class Query {
+   public:
+    static constexpr std::size_t words = I * RK * NP * D::d;
+    static constexpr std::size_t offset(std::size_t g, std::size_t zt) {
+      return I * RK * kLanes * (ZT * DB::group_prime(g) + zt * DB::width(g));
+    }
+    bool empty() const { return storage_.data() == nullptr; }
+    const std::uint64_t* slice(std::size_t g, std::size_t zt) const { return data() + offset(g, zt); }
+
+   private:
+    friend struct FirstDim;
+    std::uint64_t* data() const { return reinterpret_cast<std::uint64_t*>(storage_.data()); }
+    DbStorage storage_;  // 2 u32 words per u64 word
+  };
+
+  /// the query matrices (2^nu_1 of them, (n+1)×n, NTT/CRT form) in the kernel's order
+  static Query tile(const std::vector<MatN>& first_mats, unsigned threads) {
+    if (first_mats.size() != I) throw ArgumentError("first dimension: expected 2^nu_1 query matrices");
+    Query q;
+    q.storage_ = DbStorage(2 * Query::words);
+    std::uint64_t* const base = q.data();
+    // one task per i: its polynomials are read sequentially, each 64-byte piece written to
+    // its tile's slice (whole lines: no partial-line writes)
+    parallel_for(threads, I, [&](std::size_t i) {
       for (std::size_t rk = 0; rk < RK; ++rk) {
         const auto& poly = first_mats[i].at(static_cast<unsigned>(rk / n), static_cast<unsigned>(rk % n));
-        for (std::size_t h = 0; h < w; ++h) {
-          const std::uint64_t* src = poly.residue(DB::group_prime(g) + h) + zt * kLanes;
-          std::uint64_t* d = dst + ((i * RK + rk) * w + h) * kLanes;
-          for (std::size_t l = 0; l < kLanes; ++l) d[l] = src[l];
+        for (std::size_t prime = 0; prime < NP; ++prime) {
+          const std::size_t g = prime / 2, h = prime % 2, w = DB::width(g);
+          const std::uint64_t* src = poly.residue(prime);
+          std::uint64_t* dst = base + Query::offset(g, 0) + ((i * RK + rk) * w + h) * kLanes;
+          const std::size_t stride = I * RK * w * kLanes;  // from tile zt to zt + 1
+          for (std::size_t zt = 0; zt < ZT; ++zt, src += kLanes, dst += stride)
+            for (std::size_t l = 0; l < kLanes; ++l) dst[l] = src[l];
         }
       }
-    }
+    });
+    return q;
   }
 
   /// exact reduction of x < 2^64 to [0, p) (Barrett: x − ⌊x·m/2^64⌋·p lies in [0, 2p))
@@ -241,13 +259,18 @@ struct FirstDim {
 #endif
   }
 
-  /// out[inst·J + j] for every instance and j; `avx512` = false forces the portable kernel.
-  /// Tasks (inst, g, zt), instance-major: gather the query slice, then stream the task's slice
-  /// of the database. (Reusing one gathered slice across instances would save the gathers, but
-  /// an implicit benchmark database would then re-read its repeated instances from cache.)
+  /// out[inst·J + j] for every instance and j, from the query matrices (tiled first)
   static std::vector<MatN> run(const std::vector<MatN>& first_mats, const DB& db, unsigned threads,
                                bool avx512 = use_avx512()) {
-    if (first_mats.size() != I) throw ArgumentError("first dimension: expected 2^nu_1 query matrices");
+    return run(tile(first_mats, threads), db, threads, avx512);
+  }
+
+  /// out[inst·J + j] for every instance and j; `avx512` = false forces the portable kernel.
+  /// Tasks (inst, g, zt), instance-major: each streams its slice of the database against its
+  /// slice of the query. (Tile-major order would reuse a query slice from L2 across instances,
+  /// but an implicit benchmark database would then re-read its repeated instances from cache.)
+  static std::vector<MatN> run(const Query& query, const DB& db, unsigned threads, bool avx512 = use_avx512()) {
+    if (query.empty()) throw ArgumentError("first dimension: empty query");
     std::vector<MatN> out;  // constructed in place (a copied prototype would cost a memcpy per matrix)
     out.reserve(D::instances * J);
     for (std::size_t x = 0; x < D::instances * J; ++x) out.emplace_back(n + 1, n);
@@ -257,10 +280,7 @@ struct FirstDim {
     parallel_for(threads, D::instances * NG * ZT, [&](std::size_t task) {
       const std::size_t inst = task / (NG * ZT), g = (task / ZT) % NG, zt = task % ZT;
       const std::size_t wd = DB::width(g), nb = DB::jblock(wd);
-      thread_local AlignedBuffer<std::uint64_t> qbuf;
-      if (qbuf.size() < q_words(g)) qbuf = AlignedBuffer<std::uint64_t>(q_words(0));
-      std::uint64_t* qz = qbuf.data();
-      gather_q(qz, first_mats, g, zt);
+      const std::uint64_t* qz = query.slice(g, zt);
       Acc acc;
       for (std::size_t j0 = 0; j0 < J; j0 += nb) {
         const std::uint32_t* w = db.block_words(inst, g, zt, j0);

@@ -254,6 +254,11 @@ struct ServerStages {
                                            unsigned threads) {
     return FirstDim<P>::run(first_mats, db, threads);
   }
+  /// the same from the query matrices already in the kernel's order (FirstDim::tile)
+  static std::vector<MatN> first_dimension(const typename FirstDim<P>::Query& query, const Database<P>& db,
+                                           unsigned threads) {
+    return FirstDim<P>::run(query, db, threads);
+  }
 
   /// External product GSW ⊡ C for an (n+1)×n matrix Regev ct C.
   static MatN external_product(const MatN& gsw, const MatN& c) {
@@ -341,7 +346,9 @@ struct ServerStages {
     convert(first, digits, pp, threads, first_mats, gsw);
     lap(1);
     if (obs) obs->on_conversion(first_mats, gsw);
-    std::vector<MatN> cts = first_dimension(first_mats, db, threads);
+    const auto query_tiles = FirstDim<P>::tile(first_mats, threads);  // first dimension's time
+    first_mats = {};                                                  // not needed any more
+    std::vector<MatN> cts = first_dimension(query_tiles, db, threads);
     lap(2);
     if (obs) obs->on_first_dimension(cts);
     fold(cts, gsw, threads, obs);

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "spiralpir/client.hpp"
+#include "spiralpir/heap.hpp"
 #include "spiralpir/server.hpp"
 
 namespace spiralpir {
@@ -97,7 +98,9 @@ class Server {
   using D = Derived<P>;
   using Progress = std::function<void(std::uint64_t, std::uint64_t)>;
 
-  explicit Server(unsigned threads = 0) : threads_(resolve_threads(threads)), db_(std::make_unique<Database<P>>()) {}
+  explicit Server(unsigned threads = 0) : threads_(resolve_threads(threads)), db_(std::make_unique<Database<P>>()) {
+    retain_heap_between_answers();  // heap.hpp: no page faults on every answer
+  }
 
   unsigned threads() const { return threads_; }
   void set_threads(unsigned t) { threads_ = resolve_threads(t); }

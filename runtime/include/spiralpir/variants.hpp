@@ -348,8 +348,8 @@ template <SpiralParams P>
 struct PreparedQuery {
   using C = std::conditional_t<P::variant == Variant::spiral, P, typename VariantOf<P>::Comp>;
   using MatN = proto::MatN<typename P::ring>;
-  std::vector<MatN> first_mats;  // 2^nu_1 matrix Regev cts (C's n)
-  std::vector<MatN> gsw;         // nu_2 GSW cts
+  typename FirstDim<C>::Query first;  // 2^nu_1 matrix Regev cts (C's n), in the kernel's order
+  std::vector<MatN> gsw;              // nu_2 GSW cts
   std::shared_ptr<const VariantPublicParams<P>> pack_keys;  // variants only (may be null otherwise)
   double seconds[2] = {0, 0};    // expansion (parse included), conversion
 };
@@ -369,7 +369,9 @@ class Server<P> {
   using Progress = std::function<void(std::uint64_t, std::uint64_t)>;
   using DB = Database<C>;
 
-  explicit Server(unsigned threads = 0) : threads_(resolve_threads(threads)), db_(std::make_unique<DB>()) {}
+  explicit Server(unsigned threads = 0) : threads_(resolve_threads(threads)), db_(std::make_unique<DB>()) {
+    retain_heap_between_answers();  // heap.hpp: no page faults on every answer
+  }
 
   unsigned threads() const { return threads_; }
   void set_threads(unsigned t) { threads_ = resolve_threads(t); }
@@ -441,9 +443,11 @@ class Server<P> {
     const auto t1 = clock::now();
     if (obs) obs->on_expansion(first, digits);
     PreparedQuery<P> out;
-    S::convert(first, digits, pp.expanded().comp, threads_, out.first_mats, out.gsw);
+    std::vector<MatN> first_mats;
+    S::convert(first, digits, pp.expanded().comp, threads_, first_mats, out.gsw);
+    out.first = FirstDim<C>::tile(first_mats, threads_);  // one-time: part of the conversion
     const auto t2 = clock::now();
-    if (obs) obs->on_conversion(out.first_mats, out.gsw);
+    if (obs) obs->on_conversion(first_mats, out.gsw);
     out.pack_keys = pp.shared();
     out.seconds[0] = std::chrono::duration<double>(t1 - t0).count();
     out.seconds[1] = std::chrono::duration<double>(t2 - t1).count();
@@ -456,7 +460,7 @@ class Server<P> {
                                             StageObserver<C>* obs = nullptr,
                                             std::vector<MatN>* packed_out = nullptr) const {
     if (!db.loaded()) throw ArgumentError("answer: no database loaded");
-    if (pq.first_mats.size() != D::dim0 || pq.gsw.size() != P::nu_2)
+    if (pq.first.empty() || pq.gsw.size() != P::nu_2)
       throw ArgumentError("answer_prepared: not a prepared query of these parameters");
     using clock = std::chrono::steady_clock;
     using S = ServerStages<C>;
@@ -467,7 +471,7 @@ class Server<P> {
       secs[s] = std::chrono::duration<double>(t1 - t0).count();
       t0 = t1;
     };
-    std::vector<MatN> cts = S::first_dimension(pq.first_mats, db, threads_);
+    std::vector<MatN> cts = S::first_dimension(pq.first, db, threads_);
     lap(0);
     if (obs) obs->on_first_dimension(cts);
     S::fold(cts, pq.gsw, threads_, obs);
@@ -592,7 +596,9 @@ PreparedQuery<P> prepare_query(const Server<P>& server, const PublicParams<P>& p
     S::expand(q, pp.expanded(), server.threads(), first, digits);
     const auto t1 = clock::now();
     PreparedQuery<P> out;
-    S::convert(first, digits, pp.expanded(), server.threads(), out.first_mats, out.gsw);
+    std::vector<typename PreparedQuery<P>::MatN> first_mats;
+    S::convert(first, digits, pp.expanded(), server.threads(), first_mats, out.gsw);
+    out.first = FirstDim<P>::tile(first_mats, server.threads());  // one-time: part of the conversion
     const auto t2 = clock::now();
     out.seconds[0] = std::chrono::duration<double>(t1 - t0).count();
     out.seconds[1] = std::chrono::duration<double>(t2 - t1).count();
@@ -607,14 +613,13 @@ std::vector<std::uint8_t> answer_prepared(const Server<P>& server, const Prepare
   if constexpr (P::variant != Variant::spiral) {
     return server.answer_prepared(pq, stage_seconds);
   } else {
-    using D = Derived<P>;
     if (!server.database().loaded()) throw ArgumentError("answer: no database loaded");
-    if (pq.first_mats.size() != D::dim0 || pq.gsw.size() != P::nu_2)
+    if (pq.first.empty() || pq.gsw.size() != P::nu_2)
       throw ArgumentError("answer_prepared: not a prepared query of these parameters");
     using clock = std::chrono::steady_clock;
     using S = ServerStages<P>;
     const auto t0 = clock::now();
-    auto cts = S::first_dimension(pq.first_mats, server.database(), server.threads());
+    auto cts = S::first_dimension(pq.first, server.database(), server.threads());
     const auto t1 = clock::now();
     S::fold(cts, pq.gsw, server.threads());
     const auto t2 = clock::now();
