@@ -40,6 +40,7 @@ OUT = Path(__file__).resolve().parent / "data" / "measured" / "noise"
 _R54 = [268369921, 67104769]  # d = 2048 plans' 2^54 modulus (129.6-bit ring)
 _R84_4096 = [268369921, 268361729, 268271617]  # d = 4096 NTT-friendly, q ~ 2^84
 _R90_4096 = [1073692673, 1073668097, 1073651713]  # d = 4096 plans' 3-prime ring, q ~ 2^90
+_R60_4096 = _R90_4096[:2]  # d = 4096 two-prime ring, q ~ 2^60 (objective stream's plans)
 _IMPLICIT = ["--implicit-db", "--max-db-gib", "0.25"]
 
 
@@ -144,6 +145,34 @@ SETS: dict[str, tuple[str, dict[str, Any], list[str], int]] = {
         _lit(variant="stream_pack", poly_len=4096, moduli=_R90_4096, n=1, nu_1=9, nu_2=9,
              p=1 << 30, q2_bits=41, t_gsw=3, t_conv=12, t_exp_left=1, t_exp_right=1,
              records=1 << 18, record_size=30000), _IMPLICIT, 2),
+    # the planner's `--objective stream` choices (session 3: per-database seconds, issue 8).
+    # The 2^14 x 100 KB ones keep the plan's ring, n, p, hypercube, gadgets and q2 with a
+    # record filling ONE plaintext (instances 1 instead of 12 / 7: each coefficient's noise is
+    # the plan's, the database 1/instances of it); the 2^20 x 256 B ones are the plans
+    # themselves. Real (random, in-memory) databases: every stage is a reference.
+    "plan_stream_2e14x100kb_streampack": (
+        "objective stream, stream_pack 2^14 x 100 KB (one of its 12 instances): d = 4096, "
+        "q ~ 2^60 (two 30-bit primes), n = 1, p = 2^17, nu 10/4, t_conv 30",
+        _lit(variant="stream_pack", poly_len=4096, moduli=_R60_4096, n=1, nu_1=10, nu_2=4,
+             p=1 << 17, q2_bits=29, t_gsw=3, t_conv=30, t_exp_left=1, t_exp_right=1,
+             records=1 << 14, record_size=8704), [], 2),
+    "plan_stream_2e14x100kb_streampack_q128": (
+        "objective stream with --max-query-bytes 128MB, stream_pack 2^14 x 100 KB (one of its "
+        "7 instances): d = 4096, q ~ 2^90, n = 1, p = 2^28, nu 11/3",
+        _lit(variant="stream_pack", poly_len=4096, moduli=_R90_4096, n=1, nu_1=11, nu_2=3,
+             p=1 << 28, q2_bits=39, t_gsw=3, t_conv=9, t_exp_left=1, t_exp_right=1,
+             records=1 << 14, record_size=14336), [], 2),
+    "plan_stream_2e20x256b_stream": (
+        "objective stream, stream 2^20 x 256 B: d = 4096, q ~ 2^60, n = 1, p = 2^16, nu 10/5",
+        _lit(variant="stream", poly_len=4096, moduli=_R60_4096, n=1, nu_1=10, nu_2=5,
+             p=1 << 16, q2_bits=28, t_gsw=3, t_conv=15, t_exp_left=1, t_exp_right=1,
+             records=1 << 20, record_size=256), [], 2),
+    "plan_stream_2e20x256b_streampack": (
+        "objective stream, stream_pack 2^20 x 256 B: d = 4096, q ~ 2^90, n = 3, p = 2^29, "
+        "nu 9/2",
+        _lit(variant="stream_pack", poly_len=4096, moduli=_R90_4096, n=3, nu_1=9, nu_2=2,
+             p=1 << 29, q2_bits=40, t_gsw=3, t_conv=9, t_exp_left=1, t_exp_right=1,
+             records=1 << 20, record_size=256), [], 2),
 }
 
 
