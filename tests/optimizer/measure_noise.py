@@ -53,6 +53,14 @@ def _lit(**kw: Any) -> dict[str, Any]:
     return base
 
 
+def _streamed(variant: str, moduli: list[int], n: int, nu_1: int, nu_2: int, log2_p: int,
+              q2_bits: int, t_conv: int, records: int, record_size: int) -> dict[str, Any]:
+    """A d = 4096 stream-variant literal, t_gsw 3 as these plans (no expansion gadgets)."""
+    return _lit(variant=variant, poly_len=4096, moduli=moduli, n=n, nu_1=nu_1, nu_2=nu_2,
+                p=1 << log2_p, q2_bits=q2_bits, t_gsw=3, t_conv=t_conv, t_exp_left=1,
+                t_exp_right=1, records=records, record_size=record_size)
+
+
 # name -> (what it exercises, parameter literal, extra bench arguments, runs to pool).
 # Databases are small (random plaintexts, built in memory): a run takes seconds once compiled.
 SETS: dict[str, tuple[str, dict[str, Any], list[str], int]] = {
@@ -153,26 +161,18 @@ SETS: dict[str, tuple[str, dict[str, Any], list[str], int]] = {
     "plan_stream_2e14x100kb_streampack": (
         "objective stream, stream_pack 2^14 x 100 KB (one of its 12 instances): d = 4096, "
         "q ~ 2^60 (two 30-bit primes), n = 1, p = 2^17, nu 10/4, t_conv 30",
-        _lit(variant="stream_pack", poly_len=4096, moduli=_R60_4096, n=1, nu_1=10, nu_2=4,
-             p=1 << 17, q2_bits=29, t_gsw=3, t_conv=30, t_exp_left=1, t_exp_right=1,
-             records=1 << 14, record_size=8704), [], 2),
+        _streamed("stream_pack", _R60_4096, 1, 10, 4, 17, 29, 30, 1 << 14, 8704), [], 2),
     "plan_stream_2e14x100kb_streampack_q128": (
         "objective stream with --max-query-bytes 128MB, stream_pack 2^14 x 100 KB (one of its "
         "7 instances): d = 4096, q ~ 2^90, n = 1, p = 2^28, nu 11/3",
-        _lit(variant="stream_pack", poly_len=4096, moduli=_R90_4096, n=1, nu_1=11, nu_2=3,
-             p=1 << 28, q2_bits=39, t_gsw=3, t_conv=9, t_exp_left=1, t_exp_right=1,
-             records=1 << 14, record_size=14336), [], 2),
+        _streamed("stream_pack", _R90_4096, 1, 11, 3, 28, 39, 9, 1 << 14, 14336), [], 2),
     "plan_stream_2e20x256b_stream": (
         "objective stream, stream 2^20 x 256 B: d = 4096, q ~ 2^60, n = 1, p = 2^16, nu 10/5",
-        _lit(variant="stream", poly_len=4096, moduli=_R60_4096, n=1, nu_1=10, nu_2=5,
-             p=1 << 16, q2_bits=28, t_gsw=3, t_conv=15, t_exp_left=1, t_exp_right=1,
-             records=1 << 20, record_size=256), [], 2),
+        _streamed("stream", _R60_4096, 1, 10, 5, 16, 28, 15, 1 << 20, 256), [], 2),
     "plan_stream_2e20x256b_streampack": (
         "objective stream, stream_pack 2^20 x 256 B: d = 4096, q ~ 2^90, n = 3, p = 2^29, "
         "nu 9/2",
-        _lit(variant="stream_pack", poly_len=4096, moduli=_R90_4096, n=3, nu_1=9, nu_2=2,
-             p=1 << 29, q2_bits=40, t_gsw=3, t_conv=9, t_exp_left=1, t_exp_right=1,
-             records=1 << 20, record_size=256), [], 2),
+        _streamed("stream_pack", _R90_4096, 3, 9, 2, 29, 40, 9, 1 << 20, 256), [], 2),
 }
 
 
