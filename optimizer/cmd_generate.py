@@ -33,6 +33,9 @@ def plan_document(records: int, record_size: int, **options: object) -> dict[str
 @click.option("--max-query-bytes", default=None, help="Plan option: cap on the query size.")
 @click.option("--max-params-bytes", default=None, help="Plan option: cap on public params.")
 @click.option("--max-response-bytes", default=None, help="Plan option: cap on the response.")
+@click.option("--profile", "profile_path", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, help="Plan option: machine profile (spiralpir calibrate); default: "
+              "the shipped one.")
 @click.option("--refresh-security", is_flag=True,
               help="Re-run the security estimator even if the document holds a report.")
 @click.option("--name", required=True, help="Build name: lowercase C++ identifier, e.g. demo.")
@@ -50,6 +53,7 @@ def generate(
     max_query_bytes: str | None,
     max_params_bytes: str | None,
     max_response_bytes: str | None,
+    profile_path: Path | None,
     refresh_security: bool,
     name: str,
     out_dir: Path,
@@ -59,7 +63,7 @@ def generate(
         raise SpiralpirError("give either --params FILE or --records N --record-size B")
     if params_file is not None:
         plan_opts = (record_size, variant, objective, blocks, min_security, max_query_bytes,
-                     max_params_bytes, max_response_bytes)
+                     max_params_bytes, max_response_bytes, profile_path)
         if any(o is not None for o in plan_opts):
             raise SpiralpirError("plan options (--record-size, --variant, ...) go with --records")
         doc = codegen.load_document(params_file)
@@ -71,7 +75,8 @@ def generate(
         options: dict[str, object] = {
             k: v for k, v in (("variant", variant), ("objective", objective),
                               ("blocks", parse_blocks(blocks)),
-                              ("min_security", min_security)) if v is not None}
+                              ("min_security", min_security), ("profile", profile_path))
+            if v is not None}
         for key, val in (("max_query_bytes", max_query_bytes),
                          ("max_params_bytes", max_params_bytes),
                          ("max_response_bytes", max_response_bytes)):

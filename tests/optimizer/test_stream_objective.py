@@ -188,3 +188,18 @@ def test_cli_plan_and_generate(tmp_path: Path) -> None:
     bad = runner.invoke(generate_cmd, ["--params", str(tmp_path / "st_twin" / "params.json"),
                                        "--objective", "stream", "--name", "x", "--out", out])
     assert bad.exit_code != 0 and "--records" in str(bad.exception)
+    # --profile: a machine twice as slow in every operation, half the read bandwidth: the same
+    # plan (every stage's time doubles), twice the seconds in the estimate
+    slow = Profile.load().to_dict()
+    slow["ntt_seconds"] = {k: 2 * v for k, v in slow["ntt_seconds"].items()}
+    slow["op_seconds"] = {k: 2 * v for k, v in slow["op_seconds"].items()}
+    slow["read_bytes_per_second"] /= 2
+    (tmp_path / "slow.json").write_text(json.dumps(slow))
+    gen = runner.invoke(generate_cmd, [*args, "--objective", "stream", "--blocks", "64",
+                                       "--profile", str(tmp_path / "slow.json"),
+                                       "--name", "st_slow", "--out", out])
+    assert gen.exit_code == 0, gen.output
+    slow_doc = json.loads((tmp_path / "st_slow" / "params.json").read_text())
+    assert slow_doc["params"] == doc["params"]
+    for key in ("per_database_seconds", "one_time_seconds", "server_seconds"):
+        assert math.isclose(slow_doc["estimate"][key], 2 * e[key], rel_tol=1e-9), key
