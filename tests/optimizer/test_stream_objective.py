@@ -125,6 +125,10 @@ def test_blocks_amortise_the_one_time_part() -> None:
     assert free.estimate["per_database_seconds"] <= few.estimate["per_database_seconds"] * (
         1 + 1e-9) + STREAM_TIE_WEIGHT * few.estimate["one_time_seconds"]
     assert whole.estimate["server_seconds"] <= cost(few, 1) * (1 + 1e-9)
+    # one database per prepared query: the whole answer, the time objective's optimum
+    single = plan(records, size, objective="stream", blocks=1, **kw)
+    assert math.isclose(single.estimate["server_seconds"], whole.estimate["server_seconds"],
+                        rel_tol=1e-9)
 
 
 def test_auto_picks_the_fastest_variant_per_database() -> None:
