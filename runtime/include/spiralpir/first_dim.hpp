@@ -4,11 +4,12 @@
 //
 // Work split: the query is first laid out tile by tile (Query: one contiguous, L2-sized slice per
 // prime group g and slot tile zt); one task per (instance, g, zt) streams its contiguous slice of
-// the database once against its query slice, a block of JB folding indices at a time (database.hpp interleaves a block's indices, so a block is one sequential
-// stream). For a group of two primes one 64-bit
-// word holds both residues of a slot: vpmuludq multiplies the low halves (prime 2g) directly and
-// the word shifted right by 32 (prime 2g+1); the (n+1)·n·JB·W accumulators stay in registers and
-// each query vector is loaded once per i for the JB indices of the block.
+// the database once against its query slice. database.hpp interleaves the folding indices in
+// blocks of JB, each block one sequential stream over i; the AVX-512 task walks i in L1-sized
+// passes, every block's piece of a pass in turn. For a group of two primes one 64-bit word holds
+// both residues of a slot: vpmuludq multiplies the low halves (prime 2g) directly and the word
+// shifted right by 32 (prime 2g+1); within a piece the (n+1)·n·JB·W accumulators stay in
+// registers and each query vector is loaded once per i for the JB indices of the block.
 //
 // Lazy reduction: products are < (p−1)^2 and accumulate in uint64. Every kChunk values of i the
 // accumulators are *folded*, x ↦ (x mod 2^32) + ⌊x / 2^32⌋·(2^32 mod p) (the same value mod p,
@@ -21,6 +22,7 @@
 // SPIRALPIR_DISABLE_AVX512=1) and a portable one.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -45,7 +47,6 @@ struct FirstDim {
   static constexpr std::size_t NN = std::size_t{n} * n;      // plaintext entries (k, c)
   static constexpr std::size_t I = D::dim0, J = D::dim_rest, ZT = DB::ZT, NP = R::num_primes, NG = DB::NG;
   static constexpr std::size_t kMaxW = NP >= 2 ? 2 : 1;
-  static constexpr std::size_t kMaxJB = DB::jblock(1);  // jblock(1) >= jblock(2)
 
   // ---- lazy reduction bounds ----------------------------------------------------------------
   static constexpr std::uint64_t kU64Max = ~std::uint64_t{0};
@@ -124,10 +125,7 @@ struct FirstDim {
     x -= qt * p;
     return x >= p ? x - p : x;
   }
-  /// the accumulators of one block: acc[((b·RK + rk)·W + h)·kLanes + lane], rk = r·n + c
-  struct Acc {
-    alignas(64) std::uint64_t v[kMaxJB * RK * kMaxW * kLanes];
-  };
+
   /// between chunks: fold (or, without folding, reduce exactly) every accumulator
   static void squeeze(std::uint64_t* acc, std::size_t g, std::size_t nb) {
     const std::size_t w = DB::width(g);
@@ -166,72 +164,146 @@ struct FirstDim {
   /// bytes ahead of the current i that the kernel asks the cache for (software prefetch of the
   /// database stream; hardware prefetchers stop at 4 KiB page boundaries)
   static constexpr std::size_t kPrefetchBytes = 4096;
+  // the accumulator, query and database arrays below are indexed by these loops' counters: only
+  // fully unrolled loops keep them in registers (GCC otherwise spills them to the stack and
+  // reloads every accumulator on every i)
+#define SPIRALPIR_UNROLL _Pragma("GCC unroll 64")
+#endif
+  /// query bytes of one pass (task_avx512): L1 holds them beside the database stream
+  static constexpr std::size_t kPassBytes = 16384;
+  static constexpr std::size_t pass_len(std::size_t w) {
+    const std::size_t fit = kPassBytes / (RK * w * kLanes * 8);
+    return std::min(fit == 0 ? std::size_t{1} : fit, I);
+  }
+#ifdef SPIRALPIR_FIRSTDIM_X86
 
   // GCC 12's intrinsic headers trip -Wmaybe-uninitialized on _mm512_undefined (a known false
   // positive); the masked-zero forms avoid it.
-  /// the whole i range of one block of NB folding indices, group width W: folds (or exact
-  /// reductions) between chunks, accumulators in registers
+  /// acc (one block of NB folding indices, group width W, in memory) += `count` values of i
+  /// starting at q / w: the accumulators are loaded into registers and stored back, and folded
+  /// (or, without folding, reduced exactly) before any i that would take them past kChunk values
+  /// since the last fold; `since` values were added before this call. Returns the count after
+  /// it (the same for every block of a pass). `next` (or null) is where the caller's stream
+  /// continues after this piece: the software prefetch runs on into it.
   template <std::size_t W, std::size_t NB>
-  __attribute__((target("avx512f"))) static void kernel_avx512(std::uint64_t* acc, const std::uint64_t* q,
-                                                                const std::uint32_t* w, std::size_t g) {
+  __attribute__((target("avx512f"))) static std::size_t kernel_avx512(std::uint64_t* acc, const std::uint64_t* q,
+                                                                       const std::uint32_t* w, std::size_t count,
+                                                                       const std::uint32_t* next, std::size_t since,
+                                                                       std::size_t g) {
     static_assert(kLanes == 8, "one zmm register = 8 slots");
     constexpr std::size_t step = NB * NN * W * kLanes;  // u32 words per i
+    constexpr std::size_t step_bytes = step * 4;
     __m512i a[NB][RK][W];
+    SPIRALPIR_UNROLL
     for (std::size_t b = 0; b < NB; ++b)
+      SPIRALPIR_UNROLL
       for (std::size_t x = 0; x < RK; ++x)
-        for (std::size_t h = 0; h < W; ++h) a[b][x][h] = _mm512_setzero_si512();
+        SPIRALPIR_UNROLL
+        for (std::size_t h = 0; h < W; ++h) a[b][x][h] = _mm512_load_si512(acc + ((b * RK + x) * W + h) * kLanes);
     __m512i cst[W];
+    SPIRALPIR_UNROLL
     for (std::size_t h = 0; h < W; ++h) cst[h] = _mm512_set1_epi64(static_cast<long long>(fold_const(DB::group_prime(g) + h)));
     const __m512i lo32 = _mm512_set1_epi64(0xffffffffLL);
-    for (std::size_t i0 = 0; i0 < I; i0 += kChunk) {
-      const std::size_t i1 = std::min(I, i0 + kChunk);
-      for (std::size_t i = i0; i < i1; ++i) {
-        const std::uint64_t* qi = q + i * RK * W * kLanes;
-        const std::uint32_t* wi = w + i * step;
-        for (std::size_t x = 0; x < step * 4; x += 64)
-          _mm_prefetch(reinterpret_cast<const char*>(wi) + kPrefetchBytes + x, _MM_HINT_T0);
-        __m512i qv[RK][W];
-        for (std::size_t x = 0; x < RK; ++x)
-          for (std::size_t h = 0; h < W; ++h) qv[x][h] = _mm512_load_si512(qi + (x * W + h) * kLanes);
-        for (std::size_t b = 0; b < NB; ++b) {
-          __m512i v[NN][W];
-          for (std::size_t kc = 0; kc < NN; ++kc) {
-            const std::uint32_t* src = wi + (b * NN + kc) * W * kLanes;
-            if constexpr (W == 2) {
-              v[kc][0] = _mm512_loadu_si512(src);  // a mapped file's words start 32 bytes into a page
-              v[kc][1] = _mm512_maskz_srli_epi64(0xFF, v[kc][0], 32);
-            } else {
-              v[kc][0] = _mm512_maskz_cvtepu32_epi64(0xFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)));
-            }
-          }
-          for (unsigned r = 0; r <= n; ++r)
-            for (unsigned k = 0; k < n; ++k)
-              for (unsigned c = 0; c < n; ++c)
-                for (std::size_t h = 0; h < W; ++h)
-                  a[b][r * n + c][h] =
-                      _mm512_add_epi64(a[b][r * n + c][h], _mm512_maskz_mul_epu32(0xFF, qv[r * n + k][h], v[k * n + c][h]));
+    const char* const piece_end = reinterpret_cast<const char*>(w + count * step);
+    for (std::size_t i = 0; i < count; ++i, ++since) {
+      if (since == kChunk) {
+        since = 0;
+        if constexpr (kFold) {
+          SPIRALPIR_UNROLL
+          for (std::size_t b = 0; b < NB; ++b)
+            SPIRALPIR_UNROLL
+            for (std::size_t x = 0; x < RK; ++x)
+              SPIRALPIR_UNROLL
+              for (std::size_t h = 0; h < W; ++h)
+                a[b][x][h] = _mm512_add_epi64(_mm512_and_si512(a[b][x][h], lo32),
+                                              _mm512_maskz_mul_epu32(0xFF, _mm512_maskz_srli_epi64(0xFF, a[b][x][h], 32), cst[h]));
+        } else {  // rare primes (2^32 mod p large): exact reduction through memory
+          SPIRALPIR_UNROLL
+          for (std::size_t b = 0; b < NB; ++b)
+            SPIRALPIR_UNROLL
+            for (std::size_t x = 0; x < RK; ++x)
+              SPIRALPIR_UNROLL
+              for (std::size_t h = 0; h < W; ++h) _mm512_store_si512(acc + ((b * RK + x) * W + h) * kLanes, a[b][x][h]);
+          squeeze(acc, g, NB);
+          SPIRALPIR_UNROLL
+          for (std::size_t b = 0; b < NB; ++b)
+            SPIRALPIR_UNROLL
+            for (std::size_t x = 0; x < RK; ++x)
+              SPIRALPIR_UNROLL
+              for (std::size_t h = 0; h < W; ++h) a[b][x][h] = _mm512_load_si512(acc + ((b * RK + x) * W + h) * kLanes);
         }
       }
-      if (i1 == I) break;
-      if constexpr (kFold) {
-        for (std::size_t b = 0; b < NB; ++b)
-          for (std::size_t x = 0; x < RK; ++x)
-            for (std::size_t h = 0; h < W; ++h)
-              a[b][x][h] = _mm512_add_epi64(_mm512_and_si512(a[b][x][h], lo32),
-                                            _mm512_maskz_mul_epu32(0xFF, _mm512_maskz_srli_epi64(0xFF, a[b][x][h], 32), cst[h]));
-      } else {  // rare primes (2^32 mod p large): exact reduction through memory
-        for (std::size_t b = 0; b < NB; ++b)
-          for (std::size_t x = 0; x < RK; ++x)
-            for (std::size_t h = 0; h < W; ++h) _mm512_store_si512(acc + ((b * RK + x) * W + h) * kLanes, a[b][x][h]);
-        squeeze(acc, g, NB);
-        for (std::size_t b = 0; b < NB; ++b)
-          for (std::size_t x = 0; x < RK; ++x)
-            for (std::size_t h = 0; h < W; ++h) a[b][x][h] = _mm512_load_si512(acc + ((b * RK + x) * W + h) * kLanes);
+      const std::uint64_t* qi = q + i * RK * W * kLanes;
+      const std::uint32_t* wi = w + i * step;
+      const char* ahead = reinterpret_cast<const char*>(wi) + kPrefetchBytes;
+      if (ahead >= piece_end) ahead = next == nullptr ? nullptr : reinterpret_cast<const char*>(next) + (ahead - piece_end);
+      if (ahead != nullptr)
+        SPIRALPIR_UNROLL
+        for (std::size_t x = 0; x < step_bytes; x += 64) _mm_prefetch(ahead + x, _MM_HINT_T0);
+      __m512i qv[RK][W];
+      SPIRALPIR_UNROLL
+      for (std::size_t x = 0; x < RK; ++x)
+        SPIRALPIR_UNROLL
+        for (std::size_t h = 0; h < W; ++h) qv[x][h] = _mm512_load_si512(qi + (x * W + h) * kLanes);
+      SPIRALPIR_UNROLL
+      for (std::size_t b = 0; b < NB; ++b) {
+        __m512i v[NN][W];
+        SPIRALPIR_UNROLL
+        for (std::size_t kc = 0; kc < NN; ++kc) {
+          const std::uint32_t* src = wi + (b * NN + kc) * W * kLanes;
+          if constexpr (W == 2) {
+            v[kc][0] = _mm512_loadu_si512(src);  // a mapped file's words start 32 bytes into a page
+            v[kc][1] = _mm512_maskz_srli_epi64(0xFF, v[kc][0], 32);
+          } else {
+            v[kc][0] = _mm512_maskz_cvtepu32_epi64(0xFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)));
+          }
+        }
+        SPIRALPIR_UNROLL
+        for (unsigned r = 0; r <= n; ++r)
+          SPIRALPIR_UNROLL
+          for (unsigned k = 0; k < n; ++k)
+            SPIRALPIR_UNROLL
+            for (unsigned c = 0; c < n; ++c)
+              SPIRALPIR_UNROLL
+              for (std::size_t h = 0; h < W; ++h)
+                a[b][r * n + c][h] =
+                    _mm512_add_epi64(a[b][r * n + c][h], _mm512_maskz_mul_epu32(0xFF, qv[r * n + k][h], v[k * n + c][h]));
       }
     }
+    SPIRALPIR_UNROLL
     for (std::size_t b = 0; b < NB; ++b)
+      SPIRALPIR_UNROLL
       for (std::size_t x = 0; x < RK; ++x)
+        SPIRALPIR_UNROLL
         for (std::size_t h = 0; h < W; ++h) _mm512_store_si512(acc + ((b * RK + x) * W + h) * kLanes, a[b][x][h]);
+    return since;
+  }
+
+  /// One task's passes (AVX-512): `pass_len` values of i at a time, every block of folding
+  /// indices in turn, so the pass's query vectors (≤ 16 KiB) stay in L1 while the blocks stream
+  /// their pieces; the accumulators of all J indices wait in `accs` (L1/L2) between passes. (One
+  /// block over the whole i range instead re-reads an L2-sized query slice from L2 for every
+  /// block, and those misses take the L1 fill buffers the database stream needs: StreamPack's
+  /// first dimension at 2^14 × 100 KB streamed 10.8 GB/s that way, 11.4 in passes.)
+  template <std::size_t W>
+  __attribute__((target("avx512f"))) static void task_avx512(std::uint64_t* accs, const std::uint64_t* q, const DB& db,
+                                                              std::size_t inst, std::size_t g, std::size_t zt) {
+    constexpr std::size_t nb = DB::jblock(W), step = nb * NN * W * kLanes, per_block = nb * RK * W * kLanes;
+    constexpr std::size_t pass = pass_len(W);
+    std::fill(accs, accs + J * RK * W * kLanes, std::uint64_t{0});
+    std::size_t since = 0;  // values of i added since the accumulators were last folded
+    for (std::size_t i0 = 0; i0 < I; i0 += pass) {
+      const std::size_t count = std::min(pass, I - i0);
+      std::size_t after = since;
+      for (std::size_t j0 = 0; j0 < J; j0 += nb) {
+        const std::uint32_t* next = j0 + nb < J ? db.block_words(inst, g, zt, j0 + nb) + i0 * step
+                                    : i0 + count < I ? db.block_words(inst, g, zt, 0) + (i0 + count) * step
+                                                     : nullptr;
+        after = kernel_avx512<W, nb>(accs + (j0 / nb) * per_block, q + i0 * RK * W * kLanes,
+                                     db.block_words(inst, g, zt, j0) + i0 * step, count, next, since, g);
+      }
+      since = after;
+    }
   }
 #endif
 
@@ -281,26 +353,32 @@ struct FirstDim {
       const std::size_t inst = task / (NG * ZT), g = (task / ZT) % NG, zt = task % ZT;
       const std::size_t wd = DB::width(g), nb = DB::jblock(wd);
       const std::uint64_t* qz = query.slice(g, zt);
-      Acc acc;
-      for (std::size_t j0 = 0; j0 < J; j0 += nb) {
-        const std::uint32_t* w = db.block_words(inst, g, zt, j0);
+      const std::size_t per_block = nb * RK * wd * kLanes;  // accumulator words of one block
+      thread_local AlignedBuffer<std::uint64_t> acc_buf;     // every block's, J·RK·W·8 words
+      if (acc_buf.size() < J * RK * kMaxW * kLanes) acc_buf = AlignedBuffer<std::uint64_t>(J * RK * kMaxW * kLanes);
+      std::uint64_t* const accs = acc_buf.data();
 #ifdef SPIRALPIR_FIRSTDIM_X86
-        if (avx512) {
-          if (wd == 2) {
-            if constexpr (kMaxW == 2) kernel_avx512<2, DB::jblock(2)>(acc.v, qz, w, g);
-          } else if constexpr (NP % 2 == 1) {
-            kernel_avx512<1, DB::jblock(1)>(acc.v, qz, w, g);
-          }
-        } else
+      if (avx512) {
+        if (wd == 2) {
+          if constexpr (kMaxW == 2) task_avx512<2>(accs, qz, db, inst, g, zt);
+        } else if constexpr (NP % 2 == 1) {
+          task_avx512<1>(accs, qz, db, inst, g, zt);
+        }
+      } else
 #endif
-        {
-          for (auto& x : acc.v) x = 0;
+      {
+        for (std::size_t j0 = 0; j0 < J; j0 += nb) {
+          std::uint64_t* acc = accs + (j0 / nb) * per_block;
+          std::fill(acc, acc + per_block, std::uint64_t{0});
           for (std::size_t i0 = 0; i0 < I; i0 += kChunk) {
             const std::size_t i1 = std::min(I, i0 + kChunk);
-            kernel_portable(acc.v, qz, w, wd, nb, i0, i1);
-            if (i1 < I) squeeze(acc.v, g, nb);
+            kernel_portable(acc, qz, db.block_words(inst, g, zt, j0), wd, nb, i0, i1);
+            if (i1 < I) squeeze(acc, g, nb);
           }
         }
+      }
+      for (std::size_t j0 = 0; j0 < J; j0 += nb) {
+        std::uint64_t* const acc = accs + (j0 / nb) * per_block;
         for (std::size_t b = 0; b < nb; ++b) {
           MatN& o = out[inst * J + j0 + b];
           for (unsigned r = 0; r <= n; ++r)
@@ -308,7 +386,7 @@ struct FirstDim {
               for (std::size_t h = 0; h < wd; ++h) {
                 const std::size_t prime = DB::group_prime(g) + h;
                 const std::uint64_t p = R::primes[prime], m = kU64Max / p;
-                std::uint64_t* a = acc.v + ((b * RK + r * n + c) * wd + h) * kLanes;
+                std::uint64_t* a = acc + ((b * RK + r * n + c) * wd + h) * kLanes;
                 for (std::size_t l = 0; l < kLanes; ++l) a[l] = reduce_exact(a[l], p, m);
                 store_slots(o.at(r, c).residue(prime) + zt * kLanes, a, avx512);
               }
