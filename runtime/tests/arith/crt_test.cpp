@@ -90,6 +90,33 @@ TEST(Modswitch, SmallCasesAndFastPath) {
   }
 }
 
+// The estimate-and-correct path (2^63 ≤ q < 2^120) equals the long division on random x and on
+// the rounding boundaries: x·q_to + ⌊q/2⌋ ≡ 0 and ≡ q − 1 (mod q), where an estimate off by
+// one would show.
+TEST(Modswitch, EstimateEqualsLongDivision) {
+  const std::vector<u128> moduli = {
+      static_cast<u128>(268369921ULL) * 249561089ULL * 268361729ULL,                    // 3 primes, ~2^84
+      static_cast<u128>(1073707009ULL) * 1073692673ULL * 1073668097ULL,                 // 3 primes, ~2^90
+      static_cast<u128>(1073707009ULL) * 1073692673ULL * 1073668097ULL * 268369921ULL,  // 4 primes, ~2^118
+      (static_cast<u128>(1) << 63) + 25, (static_cast<u128>(1) << 120) - 119};
+  for (const u128 q : moduli)
+    for (const std::uint64_t t : {std::uint64_t{2}, std::uint64_t{1} << 20, std::uint64_t{1032193},
+                                  (std::uint64_t{1} << 48) - 59, ~std::uint64_t{0} - 58}) {
+      for (int it = 0; it < 3000; ++it) {
+        const u128 x = it == 0 ? q - 1 : (it == 1 ? u128{0} : random_u128_below(q));
+        ASSERT_EQ(round_modswitch(x, q, t), round_modswitch_long_division(x, q, t)) << "t=" << t << " it=" << it;
+      }
+      // boundaries: x near (k·q − ⌊q/2⌋)/t, where N crosses the multiple k·q (when k·q fits u128)
+      if (q >= (~static_cast<u128>(0)) / t) continue;
+      for (int it = 0; it < 500; ++it) {
+        const u128 k = 1 + test::test_rng()() % (t - 1);
+        const u128 x0 = (k * q - q / 2) / t;
+        for (u128 x = x0 == 0 ? 0 : x0 - 1; x < x0 + 3 && x < q; ++x)
+          ASSERT_EQ(round_modswitch(x, q, t), round_modswitch_long_division(x, q, t)) << "t=" << t << " k boundary";
+      }
+    }
+}
+
 TEST(Barrett, Reduce128) {
   for (const std::uint64_t p : {268369921ULL, 4294955009ULL, 1125899906826241ULL}) {
     for (int it = 0; it < 10000; ++it) {
