@@ -9,6 +9,14 @@
 //                   GSW-digit scalar Regev cts (message bit·z_gsw^k) under s_reg, seed-compressed;
 //                   the server skips expansion and runs ScalToMat / RegevToGSW (the public params
 //                   hold only these conversion keys), then first dimension, folding, modswitch.
+//                   When C::n = 1 (VariantOf::direct_first: stream_pack always, stream with
+//                   P::n = 1) the first-dimension cts are encrypted under the computation secret
+//                   s_c instead (b = a·s_c + e + Δ·[i = index]): a 2×1 matrix Regev ct under
+//                   [−s_c | 1] is such a scalar ct, so the server takes (a, b) as the matrix (a in
+//                   row 0, b in row 1) with no ScalToMat — the first dimension's input noise is the
+//                   fresh encryption noise instead of the key switch's. Same wire format and sizes;
+//                   the GSW-digit cts stay under s_reg (RegevToGSW). The noise hook's "expansion"
+//                   stage is then empty (no s_reg first-dimension cts); "conversion" measures them.
 //   * pack:         C = PackComp<P>: n_comp = 1 over n² sub-databases (sub-database e = row·n + col
 //                   holds entry (row, col) of every n×n plaintext; C::instances = instances·n²), the
 //                   vanilla query/expansion of C, and at the end the n² scalar (2×1) responses of each
@@ -64,6 +72,10 @@ struct VariantOf {
   static constexpr bool stream = Derived<P>::is_stream;
   static constexpr bool pack = Derived<P>::is_pack;
   using Comp = std::conditional_t<pack, PackComp<P>, SpiralComp<P>>;
+  /// stream with a 1×1 computation matrix (stream_pack always, stream when P::n = 1): the client
+  /// encrypts the first-dimension cts directly under the computation secret s_c, so each IS a
+  /// 2×1 matrix Regev ct under [−s_c | 1] and the server runs no ScalToMat on them
+  static constexpr bool direct_first = stream && Comp::n == 1;
 };
 
 /// Key material of a variant: the column list of its public params in wire order, generation and
@@ -270,6 +282,8 @@ class VariantClientCore {
       std::memcpy(out.data() + kHeaderBytes, seed.data(), 32);
       BitWriter w(out.data() + kHeaderBytes + 32);
       const auto& sk = comp_.secret();
+      // first-dimension cts under s_c when C's matrices are 1×1 (V::direct_first), else s_reg
+      const Pn& s_first = V::direct_first ? sk.s_ntt[0] : sk.s_reg_ntt;
       for (std::uint64_t x = 0; x < D::query_polys; ++x) {
         u128 m = 0;
         if (x < D::dim0) {
@@ -283,7 +297,7 @@ class VariantClientCore {
         const auto r = crt_decompose<R>(m);
         for (std::size_t i = 0; i < R::num_primes; ++i) mp(i, 0) = r[i];
         const Pn a = proto::uniform_from_seed<R>(seed, x);
-        Pn b = a * sk.s_reg_ntt;
+        Pn b = a * (x < D::dim0 ? s_first : sk.s_reg_ntt);
         b += to_ntt(gaussian_poly<R>(rng, g));
         b += to_ntt(mp);
         proto::put_poly_q<R>(w, from_ntt(std::move(b)), D::q_bits);
@@ -434,17 +448,19 @@ class Server<P> {
     using S = ServerStages<C>;
     const auto t0 = clock::now();
     std::vector<RegevCt<R>> first, digits;
+    std::vector<MatN> direct;  // V::direct_first: the first-dimension cts, already 2×1 matrices
     if constexpr (V::stream) {
-      parse_stream_query(query, len, first, digits);
+      parse_stream_query(query, len, first, digits, direct);
     } else {
       const RegevCt<R> q = S::parse_query(query, len);
       S::expand(q, pp.expanded().comp, threads_, first, digits);
     }
     const auto t1 = clock::now();
-    if (obs) obs->on_expansion(first, digits);
+    if (obs) obs->on_expansion(first, digits);  // (direct_first: first is empty)
     PreparedQuery<P> out;
     std::vector<MatN> first_mats;
     S::convert(first, digits, pp.expanded().comp, threads_, first_mats, out.gsw);
+    if constexpr (V::direct_first) first_mats = std::move(direct);  // no ScalToMat
     out.first = FirstDim<C>::tile(first_mats, threads_);  // one-time: part of the conversion
     const auto t2 = clock::now();
     if (obs) obs->on_conversion(first_mats, out.gsw);
@@ -549,9 +565,11 @@ class Server<P> {
   }
 
  private:
-  /// Stream query: 2^nu_1 + nu_2·t_gsw b-polys, a from (seed, index).
+  /// Stream query: 2^nu_1 + nu_2·t_gsw b-polys, a from (seed, index). V::direct_first: the
+  /// first-dimension cts (under s_c) go to `direct` as 2×1 matrix Regev cts (row 0 = a, row 1 = b,
+  /// NTT domain) and `first` stays empty.
   void parse_stream_query(const std::uint8_t* buf, std::size_t len, std::vector<RegevCt<R>>& first,
-                          std::vector<RegevCt<R>>& digits) const {
+                          std::vector<RegevCt<R>>& digits, std::vector<MatN>& direct) const {
     check_header<P>(buf, len, ObjectKind::query, D::query_bytes - kHeaderBytes);
     Seed seed;
     std::memcpy(seed.data(), buf + kHeaderBytes, 32);
@@ -559,16 +577,26 @@ class Server<P> {
     const std::size_t body_len = len - kHeaderBytes - 32;
     const std::uint64_t poly_bits = std::uint64_t{D::d} * D::q_bits;
     std::vector<RegevCt<R>> all(D::query_polys);
+    direct.clear();
+    if constexpr (V::direct_first) direct.resize(D::dim0);
     parallel_for(threads_, all.size(), [&](std::size_t x) {
       const std::uint64_t bit0 = x * poly_bits;
       BitReader rd(body + bit0 / 8, body_len - bit0 / 8);
+      if (V::direct_first && x < D::dim0) {
+        MatN m(2, 1);
+        m.at(0, 0) = proto::uniform_from_seed<R>(seed, x);
+        m.at(1, 0) = to_ntt(proto::get_poly_q<R>(rd, D::q_bits, "query"));
+        direct[x] = std::move(m);
+        return;
+      }
       all[x].b = proto::get_poly_q<R>(rd, D::q_bits, "query");
       all[x].a = from_ntt(proto::uniform_from_seed<R>(seed, x));
     });
     const std::uint64_t used = D::query_polys * poly_bits;
     BitReader rd(body + used / 8, body_len - used / 8);
     rd.check_padding_zero("query");
-    first.assign(std::make_move_iterator(all.begin()), std::make_move_iterator(all.begin() + D::dim0));
+    if constexpr (!V::direct_first)
+      first.assign(std::make_move_iterator(all.begin()), std::make_move_iterator(all.begin() + D::dim0));
     digits.assign(std::make_move_iterator(all.begin() + D::dim0), std::make_move_iterator(all.end()));
   }
 

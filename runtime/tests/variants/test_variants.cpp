@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "spiralpir/service.hpp"
@@ -125,7 +127,13 @@ void run_noise() {
   outer.on_first_dimension(packed);  // the final (packed) cts, rounded against the nearest message
   outer.on_response(resp.data(), resp.size());
   const double bound = std::log2(static_cast<double>(D::delta) / 2);
+  std::map<std::string, NoiseStat> stage;
   for (const auto& [name, st] : meter.results()) {
+    stage[name] = st;
+    if (V::direct_first && name == "expansion") {  // no s_reg first-dimension cts to measure
+      EXPECT_EQ(st.count, 0u);
+      continue;
+    }
     EXPECT_GT(st.count, 0u) << name;
     EXPECT_LT(std::log2(st.max_abs + 1), bound - 4) << name;
   }
@@ -135,8 +143,21 @@ void run_noise() {
   EXPECT_LT(o[1].second.max_abs, 2.0) << "modswitch (units of q1)";
   if constexpr (V::stream) {
     // fresh query cts: only the encryption noise (width noise_width)
-    const double sigma = P::noise_width / std::sqrt(2 * M_PI);
-    EXPECT_LT(meter.results()[0].second.variance(), 2 * sigma * sigma);
+    const double sigma2 = P::noise_width * P::noise_width / (2 * M_PI);
+    EXPECT_LT(stage.at("expansion_right").variance(), 2 * sigma2);
+    if constexpr (V::direct_first) {
+      // n_comp = 1: the prepared first-dimension cts are the uploaded ones, decrypted under s_c
+      // against Δ·[i = index] — fresh-encryption noise, not the ScalToMat key switch's (the
+      // GSW cts, converted with the same conversion gadget, show that level)
+      const NoiseStat& conv = stage.at("conversion");
+      EXPECT_EQ(conv.count, std::uint64_t{D::dim0} * D::d);
+      EXPECT_GT(conv.variance(), sigma2 / 2);
+      EXPECT_LT(conv.variance(), 2 * sigma2);
+      EXPECT_LT(std::log2(conv.variance()), std::log2(stage.at("conversion_gsw").variance()) - 8);
+    } else {
+      EXPECT_LT(stage.at("expansion").variance(), 2 * sigma2);
+      EXPECT_GT(stage.at("conversion").variance(), 2 * sigma2);  // ScalToMat adds the key switch
+    }
   }
 }
 
@@ -149,12 +170,24 @@ TEST(Variants, StreamPack2e14x100kb) { run_end_to_end<insecure_streampack_2e14x1
 TEST(Variants, Pack2e14x100kb) { run_end_to_end<insecure_pack_2e14x100kb_ci>(1); }
 TEST(Variants, Stream2e14x100kb) { run_end_to_end<insecure_stream_2e14x100kb_ci>(1); }
 TEST(Variants, PackN3Ternary) { run_end_to_end<insecure_pack_n3_ci>(2); }
+TEST(Variants, StreamN1Ternary) { run_end_to_end<insecure_stream_n1_ci>(3); }
 TEST(Variants, StreamPackLargePlaintextModulus) { run_end_to_end<insecure_streampack_large_p_ci>(2); }
 
 TEST(Streaming, Vanilla) { run_streaming<insecure_spiral_2e20x256b_ci>(3); }
 TEST(Streaming, Stream) { run_streaming<insecure_stream_2e20x256b_ci>(3); }
+TEST(Streaming, StreamN1) { run_streaming<insecure_stream_n1_ci>(2); }
 TEST(Streaming, StreamPack) { run_streaming<insecure_streampack_2e14x100kb_ci>(2); }
 
 TEST(VariantNoise, Stream) { run_noise<insecure_stream_2e20x256b_ci>(); }
 TEST(VariantNoise, Pack) { run_noise<insecure_pack_2e20x256b_ci>(); }
 TEST(VariantNoise, StreamPack) { run_noise<insecure_streampack_2e14x100kb_ci>(); }
+// n_comp = 1 stream sets: direct first-dimension cts (no ScalToMat) at fresh-encryption noise
+TEST(VariantNoise, StreamN1DirectFirstDimension) {
+  static_assert(VariantOf<insecure_stream_n1_ci>::direct_first);
+  static_assert(!VariantOf<insecure_stream_2e20x256b_ci>::direct_first);
+  for (int run = 0; run < 2; ++run) run_noise<insecure_stream_n1_ci>();
+}
+TEST(VariantNoise, StreamPack2e20x256bDirectFirstDimension) {
+  static_assert(VariantOf<insecure_streampack_2e20x256b_ci>::direct_first);
+  run_noise<insecure_streampack_2e20x256b_ci>();
+}

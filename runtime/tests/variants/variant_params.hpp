@@ -33,6 +33,11 @@ struct insecure_pack_n3_ci : insecure_spiral_2e20x256b_ci {
   static constexpr std::uint64_t num_records = 700;
 };
 
+/// stream with n = 1 (first-dimension cts encrypted under s_c, no ScalToMat), ternary secret
+struct insecure_stream_n1_ci : insecure_ternary_n1_ci {
+  static constexpr Variant variant = Variant::stream;
+};
+
 /// stream_pack at a large plaintext modulus (p = 2^24, q2 40 bits; ../protocol/test_params.hpp)
 struct insecure_streampack_large_p_ci : insecure_large_p_ci {
   static constexpr Variant variant = Variant::stream_pack;
