@@ -36,7 +36,10 @@ variants.hpp), stage names as its timings:
                  (the live nodes of ServerStages::expand)
   conversion     2^nu_1 · [ntt (t_conv+1)L, decomp t_conv·L·d, compose L²d,
                  mac (n+1)n·t_conv·L·d] + nu_2·t_gsw · [ntt (2t_conv+1)L, decomp 2t_conv·L·d,
-                 compose 2L²d, mac (n+1)(n+2)·t_conv·L·d]
+                 compose 2L²d, mac (n+1)(n+2)·t_conv·L·d]; the 2^nu_1 term is absent for the
+                 stream variants with n = 1 computation matrices (stream_pack, stream with
+                 n = 1: noise.direct_first — the client encrypts the first-dimension cts under
+                 the computation secret, no ScalToMat; parsing them costs the same NTTs)
   first_dimension max(compute, memory): compute = fd · inst·2^(nu_1+nu_2)·n²·d·L·(n+1)
                  + fdout · (inst·2^nu_2 + 2^nu_1)·(n+1)·n·d·L;
                  memory = preprocessed database bytes (4·inst·2^(nu_1+nu_2)·n²·d·L) / the
@@ -70,6 +73,7 @@ from typing import Any
 
 import numpy as np
 from spiralpir.optimizer.errors import SpiralpirError
+from spiralpir.optimizer.noise import direct_first
 from spiralpir.optimizer.params import Parameters
 
 ONE_TIME_STAGES = ("expansion", "conversion")  # server_prepare: once per (streamed) query
@@ -186,6 +190,7 @@ def op_counts(variant: str, d: int, L: int, n: int, nu1: int, nu2: int, inst: in
     pack = variant in ("pack", "stream_pack")
     nc, inst_c = (1, inst * n * n) if pack else (n, inst)
     a = float(1 << nu1)
+    a_conv = 0.0 if direct_first(variant, n) else a  # first-dimension cts through ScalToMat
     tl, tr, tc, tg = (np.asarray(x, dtype=np.float64) for x in (tl, tr, tc, tg))
     digits = nu2 * tg
     big_r = 1.0 + _ceil_log2(digits)  # rounds_right
@@ -216,10 +221,10 @@ def op_counts(variant: str, d: int, L: int, n: int, nu1: int, nu2: int, inst: in
                       "auto": exp_l["auto"] + exp_r["auto"],
                       "parse": query_polys * L * d},
         "conversion": {
-            "ntt": a * (tc + 1) * L + digits * (2 * tc + 1) * L,
-            "decomp": (a * tc + digits * 2 * tc) * L * d,
-            "compose": (a + 2 * digits) * L * L * d,
-            "mac": (a * (nc + 1) * nc + digits * (nc + 1) * (nc + 2)) * tc * L * d,
+            "ntt": a_conv * (tc + 1) * L + digits * (2 * tc + 1) * L,
+            "decomp": (a_conv * tc + digits * 2 * tc) * L * d,
+            "compose": (a_conv + 2 * digits) * L * L * d,
+            "mac": (a_conv * (nc + 1) * nc + digits * (nc + 1) * (nc + 2)) * tc * L * d,
         },
         "first_dimension": {"fd": zero + inst_c * 2.0 ** (nu1 + nu2) * nc * nc * d * L * (nc + 1),
                             "fdout": zero + (inst_c * 2.0**nu2 + a) * (nc + 1) * nc * d * L},

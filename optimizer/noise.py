@@ -28,6 +28,11 @@ Sources:
   SpiralStream uploads the cts instead: v_left = v_right = σ² (fresh encryptions).
 * ScalToMat (t_conv): entry (i, i) gets v_left + v_ks(t_conv), entries (i, j ≠ i) v_ks(t_conv)
   (every row of the key has its own error): mean per entry (v_left + n·v_ks(t_conv))/n.
+  The stream variants with a 1×1 computation matrix (n_comp = 1: stream_pack always, stream
+  with n = 1) have none on the first-dimension cts: the client encrypts them under the
+  computation secret s_c, so they enter the first dimension with the fresh error σ² and no
+  key-switch error (and no shared ScalToMat key error: the coherent term below is 0);
+  `direct_first` below (variants.hpp VariantOf::direct_first).
 * RegevToGSW: block 0 = −s·(digit ct error) + 2·t_conv key digits (a's and b's digits):
   v_top = d·Var(s)·v_right + 2·v_ks(t_conv); blocks 1..n are ScalToMat of the digit ct:
   mean per entry of the n × (n+1)·t_gsw error (v_top + v_right + n·v_ks(t_conv))/(n+1).
@@ -226,6 +231,13 @@ class Chain:
     v_shared: Any = 0.0  # bound on the shared (data/digit mean × correlated error) part
 
 
+def direct_first(variant: str, n: int) -> bool:
+    """The client encrypts the first-dimension cts under the computation secret (no ScalToMat on
+    them): the stream variants whose computation matrices are 1×1 (stream_pack, or stream with
+    n = 1)."""
+    return variant == "stream_pack" or (variant == "stream" and n == 1)
+
+
 def chain(variant: str, d: int, q: int, sigma2: float, var_s: float, n: int, nu_1: int,
           nu_2: int, p: Any, t_exp_left: Any, t_exp_right: Any, t_conv: Any,
           t_gsw: Any) -> Chain:
@@ -263,17 +275,20 @@ def chain(variant: str, d: int, q: int, sigma2: float, var_s: float, n: int, nu_
         v_right = big_r * sigma2 + (big_r - 1.0) * ks_r  # R' rounds, all with the right key
         s_left = h * ksm_r + (h - 1.0) * ksm_l  # their structured parts
         s_right = (big_r - 1.0) * ksm_r
-    # ScalToMat: entry (i, i) v_left + ks_c, the n − 1 others ks_c (one key error per row)
-    v_conv = (v_left + nc * ks_c) / nc
+    # ScalToMat: entry (i, i) v_left + ks_c, the n − 1 others ks_c (one key error per row);
+    # none for direct first-dimension cts (uploaded under s_c: the fresh error only)
+    ks_first = 0.0 * ks_c if direct_first(variant, n) else ks_c
+    v_conv = (v_left + nc * ks_first) / nc
     # RegevToGSW block 0: −s·(digit ct error) + 2·t_conv digits (of a and of b) × key errors
     v_top = d * var_s * v_right + 2.0 * ks_c
     v_r2g = (v_top + v_right + nc * ks_c) / (nc + 1)  # block 0 and n ScalToMat blocks
     a = 2.0**nu_1
     # Σ_i C_i·D_i: 2^ν1 cts × d coefficient products × the n entries of a row (one diagonal)
-    v_inc = a * d * db_coeff_sq(p) * (v_left + nc * ks_c)
+    v_inc = a * d * db_coeff_sq(p) * (v_left + nc * ks_first)
     # the ScalToMat key errors are shared by all 2^ν1 cts: with digit mean μ_k and data mean
     # μ_D, Σ_i g_i·D_i has the mean polynomial 2^ν1·μ_k·μ_D·Σ_j (2j + 2 − d)x^j
-    v_coh = nc * sigma2 * (a * DB_COEFF_MEAN) ** 2 * mean_c * d * (d * d + 2.0) / 3.0
+    coh_c = 0.0 * mean_c if direct_first(variant, n) else mean_c
+    v_coh = nc * sigma2 * (a * DB_COEFF_MEAN) ** 2 * coh_c * d * (d * d + 2.0) / 3.0
     v_fd = v_inc + v_coh
     # external product: GSW error × (n+1)·t_gsw digit polys of the uniform ct entries
     v_gsw_row = v_top + v_right + nc * ks_c  # Σ over the n+1 blocks of a GSW error row

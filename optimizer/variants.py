@@ -10,7 +10,10 @@ What changes per variant (runtime/include/spiralpir/variants.hpp, runtime/FORMAT
   and the ν2·t_gsw GSW-digit scalar Regev ciphertexts (fresh: noise σ²), so
   v_left = v_right = σ²; no expansion time; public params = conversion keys (+ packing keys);
   query = 2^ν1 + ν2·t_gsw polynomials. t_exp_left/t_exp_right are unused (fixed to the
-  shortest length, 1).
+  shortest length, 1). With a 1×1 computation matrix (stream_pack, stream with n = 1:
+  noise.direct_first) the first-dimension cts are encrypted under the computation secret and
+  skip ScalToMat: t_conv then only enters through RegevToGSW (folding) and packing, so its
+  admissible lengths are filtered on those terms (`_direct_conv_lengths`).
 * pack (pack, stream_pack): the server computes with n_comp = 1 over n² sub-databases
   (instances·n² computation instances), then packs the n² scalar responses of each instance
   into one (n+1)×n matrix Regev ciphertext: n key switches of t_conv digits per packed entry
@@ -44,6 +47,24 @@ def n_comp(variant: str, n: int) -> int:
     return 1 if is_pack(variant) else n
 
 
+def _direct_conv_lengths(d: int, q: int, sigma2: float, nc: int, n: int, nu2: int, pack: bool,
+                         qq: float, vmax: float) -> tuple[int, ...]:
+    """The t_conv lengths whose OWN noise terms stay below the budget when the first dimension
+    has no ScalToMat (noise.direct_first): RegevToGSW's key switches reach the final variance
+    through folding (each fold ≥ d·min_t E[g_t²]·(nc + 2)·v_ks(t_conv)), packing adds
+    n·v_ks(t_conv). Every other term is non-negative, so dropping a longer-failing length is
+    exact (as model._allowed)."""
+    m = _imports()
+    ts = m.gadget_lengths(q.bit_length())
+    fold_min = min(d * noise.digit_moments(t, q)[0] for t in ts)
+
+    def own(t: int) -> float:
+        ks = float(noise.keyswitch_variance(t, q, d, sigma2))
+        return qq * max(nu2 * fold_min * (nc + 2) * ks, n * ks if pack else 0.0)
+
+    return tuple(t for t in ts if own(t) < vmax) or ts[-1:]
+
+
 def _imports() -> Any:
     # model.py imports this module lazily; import its helpers here to avoid a cycle
     from spiralpir.optimizer import model
@@ -72,7 +93,12 @@ def evaluate_variant(s: Any, records: int, record_size: int, options: Any, profi
     qi = ring.modulus.q
     allowed = m._allowed(d, qi, sigma2, nc, nu1, nu2, (q1 / q) ** 2, e_d, vmax)
     if stream:
-        allowed = ((1,), (1,), allowed[2], allowed[3])  # expansion gadgets unused
+        tc = allowed[2]
+        if noise.direct_first(variant, n):  # t_conv no longer enters the first dimension
+            tc = _direct_conv_lengths(d, qi, sigma2, nc, n, nu2, pack, (q1 / q) ** 2, vmax)
+        # expansion gadgets unused; with ν2 = 0 there are no GSW digits, so t_gsw changes
+        # nothing: keep one (the shortest) instead of exact ties the search breaks arbitrarily
+        allowed = ((1,), (1,), tc, allowed[3][:1] if nu2 == 0 else allowed[3])
     g = m._grid(d, qi, sigma2, allowed)
 
     # --- noise (noise.py) ---
@@ -130,7 +156,8 @@ def lower_bounds_variant(s: Any, options: Any, profile: Any) -> tuple[float, boo
     a = float(1 << nu1)
     v_left = sigma2 if stream else 2.0 * a * sigma2 + a * ks_min + (a - 1.0) * ks_min
     e_d = db_coeff_sq(1 << pb)
-    v_fd = a * d * e_d * (v_left + nc * ks_min)
+    ks_first = 0.0 if noise.direct_first(variant, n) else nc * ks_min  # ScalToMat (or none)
+    v_fd = a * d * e_d * (v_left + ks_first)
     v_fold_min = v_fd + nu2 * fold_min * (sigma2 + nc * ks_min)
     if pack:
         v_fold_min += n * ks_min

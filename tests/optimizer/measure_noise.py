@@ -54,11 +54,19 @@ def _lit(**kw: Any) -> dict[str, Any]:
 
 
 def _streamed(variant: str, moduli: list[int], n: int, nu_1: int, nu_2: int, log2_p: int,
-              q2_bits: int, t_conv: int, records: int, record_size: int) -> dict[str, Any]:
-    """A d = 4096 stream-variant literal, t_gsw 3 as these plans (no expansion gadgets)."""
-    return _lit(variant=variant, poly_len=4096, moduli=moduli, n=n, nu_1=nu_1, nu_2=nu_2,
-                p=1 << log2_p, q2_bits=q2_bits, t_gsw=3, t_conv=t_conv, t_exp_left=1,
+              q2_bits: int, t_conv: int, records: int, record_size: int, t_gsw: int = 3,
+              poly_len: int = 4096) -> dict[str, Any]:
+    """A stream-variant literal (no expansion gadgets), by default d = 4096 and t_gsw 3 as the
+    first objective-stream plans."""
+    return _lit(variant=variant, poly_len=poly_len, moduli=moduli, n=n, nu_1=nu_1, nu_2=nu_2,
+                p=1 << log2_p, q2_bits=q2_bits, t_gsw=t_gsw, t_conv=t_conv, t_exp_left=1,
                 t_exp_right=1, records=records, record_size=record_size)
+
+
+def _stream_p2_tconv18(n: int) -> dict[str, Any]:
+    """SpiralStream at d = 2048, p = 2 with a fine conversion gadget (t_conv 18, 3-bit digits)."""
+    return _lit(variant="stream", poly_len=2048, moduli=_R54, n=n, nu_1=9, nu_2=2, p=2,
+                q2_bits=16, t_gsw=6, t_conv=18, records=2048, record_size=512)
 
 
 # name -> (what it exercises, parameter literal, extra bench arguments, runs to pool).
@@ -94,10 +102,15 @@ SETS: dict[str, tuple[str, dict[str, Any], list[str], int]] = {
         _lit(variant="stream", poly_len=2048, moduli=_R54, n=2, nu_1=7, nu_2=3, p=4096,
              q2_bits=27, records=1024, record_size=4096), [], 2),
     "n_stream_p2_tconv18": (
-        "SpiralStream, p = 2, fine conversion gadget (t_conv 18, 3-bit digits): the coherent "
-        "term (shared ScalToMat key error x digit mean x data mean) dominates the first dimension",
-        _lit(variant="stream", poly_len=2048, moduli=_R54, n=1, nu_1=9, nu_2=2, p=2,
-             q2_bits=16, t_gsw=6, t_conv=18, records=2048, record_size=512), [], 16),
+        "SpiralStream n = 1, p = 2, fine conversion gadget (t_conv 18, 3-bit digits): the "
+        "first-dimension cts are uploaded under s_c (no ScalToMat, no coherent key-error term; "
+        "before commit 51c1ea9 that term dominated here, see n_stream_n2_p2_tconv18)",
+        _stream_p2_tconv18(n=1), [], 16),
+    "n_stream_n2_p2_tconv18": (
+        "SpiralStream n = 2 (first-dimension cts through ScalToMat), p = 2, t_conv 18: the "
+        "coherent term (shared ScalToMat key error x digit mean x data mean) dominates the first "
+        "dimension (with n = 1 the cts are uploaded under s_c and it is absent)",
+        _stream_p2_tconv18(n=2), [], 16),
     "n_pack_d2048_n2": (
         "SpiralPack: n = 1 computation over 4 sub-databases + packing key switch, p = 2^10",
         _lit(variant="pack", poly_len=2048, moduli=_R54, n=2, nu_1=7, nu_2=3, p=1024,
@@ -173,6 +186,22 @@ SETS: dict[str, tuple[str, dict[str, Any], list[str], int]] = {
         "objective stream, stream_pack 2^20 x 256 B: d = 4096, q ~ 2^90, n = 3, p = 2^29, "
         "nu 9/2",
         _streamed("stream_pack", _R90_4096, 3, 9, 2, 29, 40, 9, 1 << 20, 256), [], 2),
+    # the same objective's plans once n_comp = 1 stream queries skip ScalToMat on the first
+    # dimension (commit 51c1ea9: fresh first-dimension noise, p 2^17 -> 2^22 at q ~ 2^60)
+    "plan_stream_2e14x100kb_streampack_direct": (
+        "objective stream, stream_pack 2^14 x 100 KB after direct first-dimension cts: d = 4096, "
+        "q ~ 2^60, n = 3, p = 2^22, nu 10/4, t_gsw 5, t_conv 12 (one instance; implicit db)",
+        _streamed("stream_pack", _R60_4096, 3, 10, 4, 22, 37, 12, 1 << 14, 100000, t_gsw=5),
+        _IMPLICIT, 2),
+    "plan_stream_2e14x100kb_stream_direct": (
+        "objective stream, stream 2^14 x 100 KB after direct first-dimension cts (one of its 9 "
+        "instances): d = 4096, q ~ 2^60, n = 1, p = 2^22, nu 10/4, t_gsw 5, t_conv 12",
+        _streamed("stream", _R60_4096, 1, 10, 4, 22, 37, 12, 1 << 14, 11264, t_gsw=5), [], 2),
+    "plan_stream_2e20x256b_stream_direct": (
+        "objective stream, stream 2^20 x 256 B after direct first-dimension cts: d = 2048, "
+        "q ~ 2^54, n = 1, p = 2^16, nu 10/6, t_gsw 4, t_conv 11",
+        _streamed("stream", _R54, 1, 10, 6, 16, 27, 11, 1 << 20, 256, t_gsw=4, poly_len=2048),
+        [], 2),
 }
 
 
@@ -214,8 +243,10 @@ def _merge(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return report
 
 
-def measure(name: str, build_dir: Path, jobs: int) -> Path:
-    what, lit, extra, repeat = SETS[name]
+def _bench(name: str, lit: dict[str, Any], extra: list[str], repeat: int, build_dir: Path,
+           jobs: int) -> tuple[Parameters, list[str], dict[str, Any]]:
+    """Generate and build `name` from a parameter literal, run its bench `repeat` times with
+    the noise hook; (parameters, the bench command, the merged report)."""
     params = Parameters.from_literal(lit)  # validates (errors name the field)
     gen = build_dir / "gen"
     src = codegen.generate(name, params.to_literal(), {}, gen, security={"note": "measurement"})
@@ -231,7 +262,12 @@ def measure(name: str, build_dir: Path, jobs: int) -> Path:
         if run is None or (proc.returncode != 0 and run.get("correct", True)):
             raise SystemExit(f"{name}: bench failed ({proc.returncode}): {proc.stderr[-2000:]}")
         runs.append(run)
-    report = _merge(runs)
+    return params, cmd, _merge(runs)
+
+
+def measure(name: str, build_dir: Path, jobs: int) -> Path:
+    what, lit, extra, repeat = SETS[name]
+    params, cmd, report = _bench(name, lit, extra, repeat, build_dir, jobs)
     doc = {
         "what": what,
         "command": (f"python tests/optimizer/measure_noise.py {name}  (noise pooled over "
@@ -246,13 +282,40 @@ def measure(name: str, build_dir: Path, jobs: int) -> Path:
     return out
 
 
+def remeasure_file(path: Path, build_dir: Path, jobs: int) -> Path:
+    """Re-take a stored reference that is not one of SETS (tests/variants/data/measured/: the
+    variant builds' CI twins) from the parameter literal it holds: one run of the generated
+    bench with --noise (as its original command), the file rewritten in place with this
+    command and commit."""
+    doc = json.loads(path.read_text())
+    name = path.stem
+    extra = _IMPLICIT if doc["bench"].get("implicit_db") else []
+    params, cmd, report = _bench(name, doc["params"], extra, 1, build_dir, jobs)
+    doc.update({
+        "command": (f"python tests/optimizer/measure_noise.py --file {path.relative_to(REPO)}  "
+                    f"(the literal stored there; <{name}_bench> {' '.join(cmd[1:])})"),
+        "commit": _commit(),
+        "params": params.to_literal(),
+        "bench": report,
+    })
+    path.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    return path
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("names", nargs="*", help="sets to measure (default: all)")
     ap.add_argument("--build-dir", type=Path, default=REPO / "build" / "noise")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--file", type=Path, action="append", default=[],
+                    help="re-measure a stored reference from its own parameter literal "
+                         "(e.g. tests/variants/data/measured/*.json); repeatable")
     a = ap.parse_args(argv)
+    for path in a.file:
+        print(remeasure_file(path.resolve(), a.build_dir.resolve(), a.jobs), flush=True)
+    if a.file and not a.names:
+        return 0
     if a.list:
         for k, (what, _, _, _) in SETS.items():
             print(f"{k:28s} {what}")

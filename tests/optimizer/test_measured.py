@@ -21,6 +21,7 @@ import pytest
 from spiralpir.optimizer.noise import (
     CORRECTNESS_LOG2,
     StageNoise,
+    direct_first,
     log2_coeff_failure,
     log2_failure,
     secret_variance,
@@ -126,8 +127,15 @@ def test_noise_stages_within_factor_two(path: Path) -> None:
             assert pred / meas <= 2.0, (stage, pred / meas)  # prediction: bounded, see below
             continue
         assert 0.5 <= pred / meas <= 2.0, (stage, pred / meas)
-    assert len(cmp) >= (5 if p.nu_2 else 4)  # ν2 = 0: no right expansion, GSW or folding
+    # ν2 = 0: no right expansion, GSW or folding. Direct first-dimension cts (stream variants
+    # with n_comp = 1) are uploaded under s_c: the hook has no s_reg "expansion" cts for them
+    # (count 0) and measures them, unconverted, as "conversion"
+    direct = direct_first(p.variant, p.n)
+    assert len(cmp) >= (5 if p.nu_2 else 4) - direct
     assert "first_dimension" in cmp
+    if direct:
+        assert rep["noise"].get("expansion", {"count": 0})["count"] == 0
+        assert "conversion" in cmp
 
 
 @pytest.mark.parametrize("path", NOISE_DATA, ids=_ids(NOISE_DATA))
@@ -181,7 +189,8 @@ def test_shared_terms_bound_the_measured_stages() -> None:
 
 def test_coherent_first_dimension_term_is_measured() -> None:
     """The one shared-error term of the model (ScalToMat key error × digit mean × data mean)
-    dominates at least one reference, which the factor-2 check above then validates."""
+    dominates at least one reference (n_stream_n2_p2_tconv18), which the factor-2 check above
+    then validates; the direct first-dimension references (no ScalToMat) have none."""
     fractions = [stage_variances(_load(path)[0]).coherent_fraction for path in NOISE_DATA]
     assert max(fractions) > 0.5
 

@@ -9,6 +9,7 @@ import random
 
 import numpy as np
 import pytest
+from spiralpir.optimizer import noise
 from spiralpir.optimizer.cost import Profile, server_seconds, stage_op_counts
 from spiralpir.optimizer.enumerate import enumerate_all
 from spiralpir.optimizer.model import Options, evaluate, literal, rings, structures
@@ -67,6 +68,35 @@ def test_scalar_noise_and_cost_by_variant() -> None:
     fd_v = stage_op_counts(base)["first_dimension"]["fd"]
     fd_p = stage_op_counts(base.replace(variant="pack"))["first_dimension"]["fd"]
     assert fd_p * 3 == fd_v * 2
+
+
+@pytest.mark.parametrize("variant,n,direct", [
+    ("stream_pack", 2, True), ("stream_pack", 1, True), ("stream", 1, True), ("stream", 2, False),
+    ("pack", 1, False), ("spiral", 1, False),
+])
+def test_direct_first_dimension(variant: str, n: int, direct: bool) -> None:
+    """Stream variants with a 1×1 computation matrix upload the first-dimension cts under the
+    computation secret (variants.hpp VariantOf::direct_first): their first dimension's input is
+    the fresh error σ² (no ScalToMat key-switch error, no coherent key-error term) and the
+    conversion stage converts only the GSW digits."""
+    base = Parameters.from_literal({**PAPER_EXAMPLE, "n": n, "variant": variant, "records": 2**18})
+    assert noise.direct_first(variant, n) is direct
+    sn = stage_variances(base)
+    v = sn.variances
+    s2 = base.sigma**2
+    ops = stage_op_counts(base)["conversion"]
+    digits = base.nu_2 * base.t_gsw
+    L, d, tc = len(base.moduli), base.poly_len, base.t_conv
+    if direct:
+        assert v["conversion"] == pytest.approx(s2)
+        e_d = (base.p**2 + 2) / 12
+        assert v["first_dimension"] == pytest.approx(2**base.nu_1 * d * e_d * s2)
+        assert sn.coherent_fraction == 0.0
+        assert ops["decomp"] == digits * 2 * tc * L * d  # RegevToGSW only
+        assert ops["compose"] == 2 * digits * L * L * d
+    else:
+        assert v["conversion"] > 2**10 * s2  # the ScalToMat key switch
+        assert ops["decomp"] == (2**base.nu_1 + 2 * digits) * tc * L * d
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
