@@ -157,3 +157,31 @@ def test_plan_variants_and_auto() -> None:
     # a query cap that rules out the stream variants makes auto pick a non-stream one
     capped = plan(2**14, 100_000, variant="auto", max_query_bytes=100_000, **kw)
     assert capped.params.variant in ("spiral", "pack")
+
+
+@pytest.mark.parametrize("variant", ["stream", "stream_pack"])
+def test_direct_conv_filter_is_exact(variant: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Direct first-dimension structures filter t_conv on its own RegevToGSW/packing terms
+    (variants._direct_conv_lengths): over random structures, the best feasible objective with
+    the filter equals the one over every gadget length."""
+    from spiralpir.optimizer import model, variants
+
+    rng = random.Random(7 if variant == "stream" else 8)
+    profile = Profile.load()
+    opts = Options(variant=variant, security=monotone_security, profile=profile, n_max=3)
+    compared = 0
+    for records, size in ((2**16, 64), (2**12, 40_000), (2**14, 100_000)):
+        for ring in rng.sample(rings(opts), 3):
+            ss = [s for s in structures(records, size, ring, opts)
+                  if noise.direct_first(variant, s.n)]
+            for s in rng.sample(ss, min(6, len(ss))):
+                ev = evaluate(s, records, size, opts, profile)
+                with monkeypatch.context() as mp:
+                    mp.setattr(variants, "_direct_conv_lengths",
+                               lambda d, q, *a: model.gadget_lengths(q.bit_length()))
+                    full = evaluate(s, records, size, opts, profile)
+                best = np.min(np.where(ev.feasible, ev.objective, np.inf))
+                best_full = np.min(np.where(full.feasible, full.objective, np.inf))
+                assert best == best_full
+                compared += int(np.isfinite(best))
+    assert compared >= 5
