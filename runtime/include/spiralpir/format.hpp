@@ -182,8 +182,14 @@ inline constexpr std::uint16_t kFormatVersion = 1;
 /// version 2 of the preprocessed database: the paired-residue, block-interleaved word layout of
 /// database.hpp (version-1 files, one u32 per residue, j-major, are rejected)
 inline constexpr std::uint16_t kDbFormatVersion = 2;
+/// version 2 of the query: a stream query whose computation matrix is 1×1 (stream_pack; stream
+/// with n = 1) carries its first-dimension cts under the computation secret (FORMATS.md §7);
+/// a version-1 query of such parameters would decode wrongly, so every version-1 query is rejected
+inline constexpr std::uint16_t kQueryFormatVersion = 2;
 inline constexpr std::uint16_t format_version(ObjectKind k) {
-  return k == ObjectKind::preprocessed_db ? kDbFormatVersion : kFormatVersion;
+  return k == ObjectKind::preprocessed_db ? kDbFormatVersion
+         : k == ObjectKind::query         ? kQueryFormatVersion
+                                          : kFormatVersion;
 }
 inline constexpr std::size_t kHeaderBytes = 32;
 
