@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from spiralpir.optimizer.cost import Prices, Profile, params_db_bytes, split_seconds, stage_seconds
+from spiralpir.optimizer.cost import Prices, Profile, split_seconds, stage_seconds
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.model import Options, estimator_security, objective_value
 from spiralpir.optimizer.noise import stage_variances
@@ -94,7 +94,7 @@ def estimate(params: Parameters, profile: Profile | None = None,
         "one_time_seconds": one_time,
         "per_database_seconds": per_db,
         "streaming_throughput_bytes_per_second": db_bytes / per_db if per_db > 0 else math.inf,
-        "preprocessed_db_bytes": int(params_db_bytes(params)),
+        "preprocessed_db_bytes": sizes.preprocessed_db_bytes,  # the file: header + words
     }
 
 
