@@ -305,6 +305,7 @@ struct FirstDim {
       since = after;
     }
   }
+#undef SPIRALPIR_UNROLL
 #endif
 
   /// 8 output slots (64-byte aligned): with AVX-512 a streaming store — the outputs are written
