@@ -242,6 +242,29 @@ inline void print_report(const Report& r) {
     std::printf("  noise %-18s var 2^%.2f  max |e| %.4g  (%llu coeffs)\n", name.c_str(), st.log2_variance(), st.max_abs,
                 static_cast<unsigned long long>(st.count));
 }
+/// The report fields both drivers fill alike: the database, the parameters' identity and the
+/// first-dimension kernel path (K: the type the first dimension runs on — P, or a variant's
+/// computation type).
+template <SpiralParams P, SpiralParams K, class ServerT>
+void describe_instance(Report& r, const ServerT& server, std::uint64_t records) {
+  r.records = records;
+  r.record_size = P::record_size;
+  r.preprocessed_db_bytes = Derived<P>::preprocessed_db_bytes;
+  r.implicit_db = server.database().implicit();
+  r.kernel_path = FirstDim<K>::use_avx512() ? "avx512" : "portable";
+  r.params_hash = hex(params_hash<P>());
+}
+/// Prints the report (JSON with --json); the driver's exit status: 0 if every answer decoded.
+inline int emit_report(const Report& r, bool json) {
+  if (json) {
+    std::ostringstream o;
+    write_report_json(o, r);
+    std::cout << o.str();
+  } else {
+    print_report(r);
+  }
+  return r.correct ? 0 : 1;
+}
 }  // namespace bench_detail
 
 template <SpiralParams P>
@@ -400,29 +423,17 @@ int run_bench(int argc, char** argv) {
     r.query_bytes = qbytes;
     r.response_bytes = rbytes;
     r.public_params_bytes = ppb.size();
-    r.records = records;
-    r.record_size = P::record_size;
-    r.preprocessed_db_bytes = D::preprocessed_db_bytes;
-    r.implicit_db = server.database().implicit();
+    bench_detail::describe_instance<P, P>(r, server, records);
     r.keygen_s = secs(t0, t1);
     r.public_params_s = secs(t1, t2);
     r.query_s = bench_detail::median(q_t);
     r.decode_s = bench_detail::median(d_t);
     r.expand_s = secs(t2, t3);
     r.db_build_s = db_build;
-    r.kernel_path = FirstDim<P>::use_avx512() ? "avx512" : "portable";
-    r.params_hash = bench_detail::hex(params_hash<P>());
     r.stream = stream;
     r.noise_measured = opt.noise;
     r.noise = std::move(noise);
-    if (opt.json) {
-      std::ostringstream o;
-      bench_detail::write_report_json(o, r);
-      std::cout << o.str();
-    } else {
-      bench_detail::print_report(r);
-    }
-    return correct ? 0 : 1;
+    return bench_detail::emit_report(r, opt.json);
   } catch (const Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 2;

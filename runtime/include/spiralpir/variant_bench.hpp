@@ -185,29 +185,17 @@ int run_variant_bench(int argc, char** argv) {
     r.query_bytes = qbytes;
     r.response_bytes = rbytes;
     r.public_params_bytes = ppb.size();
-    r.records = records;
-    r.record_size = P::record_size;
-    r.preprocessed_db_bytes = D::preprocessed_db_bytes;
-    r.implicit_db = server.database().implicit();
+    bench_detail::describe_instance<P, C>(r, server, records);
     r.keygen_s = secs(t0, t1);
     r.public_params_s = secs(t1, t2);
     r.query_s = bench_detail::median(q_t);
     r.decode_s = bench_detail::median(d_t);
     r.expand_s = secs(t2, t3);
     r.db_build_s = db_build;
-    r.kernel_path = FirstDim<C>::use_avx512() ? "avx512" : "portable";
-    r.params_hash = bench_detail::hex(params_hash<P>());
     r.stream = stream;
     r.noise_measured = opt.noise;
     r.noise = std::move(noise);
-    if (opt.json) {
-      std::ostringstream o;
-      bench_detail::write_report_json(o, r);
-      std::cout << o.str();
-    } else {
-      bench_detail::print_report(r);
-    }
-    return correct ? 0 : 1;
+    return bench_detail::emit_report(r, opt.json);
   } catch (const Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 2;
