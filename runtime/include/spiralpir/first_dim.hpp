@@ -22,6 +22,7 @@
 // SPIRALPIR_DISABLE_AVX512=1) and a portable one.
 #pragma once
 
+
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -73,13 +74,16 @@ struct FirstDim {
   static_assert(kChunk >= 1, "lazy bound: not even one i fits the accumulator");
   static_assert(bound_ok(), "first-dimension term count exceeds the lazy-reduction bound");
 
-  /// The query in the kernel's order: for every prime group g and slot tile zt one contiguous
-  /// slice Q[i][rk][h][lane] (I·RK·W·8 words, L2-sized; values < p, the kernel multiplies their
-  /// low 32 bits), h < width(g) the prime 2g + h, the slices of group g after those of the groups
-  /// before it. Built once per query (a prepared, streaming query keeps it), so a task reads its
-  /// slice sequentially instead of gathering 64-byte pieces of 2^nu_1·(n+1)·n·W polynomials, a
-  /// TLB walk each (that gather took a quarter of the first dimension at n = 1). Huge-page
-  /// backed: 2^nu_1·(n+1)·n·#primes·d words, the size of the query matrices it is built from.
+  /// The query in the kernel's order, in the database's word layout: for every prime group g and
+  /// slot tile zt one contiguous slice Q[i][rk][lane][h] of u32 words (I·RK·W·8 of them; values
+  /// < p), h < width(g) the prime 2g + h, so one 64-byte load holds 8 slots of both primes of a
+  /// pair, like a database word; the slices of group g follow those of the groups before it.
+  /// Built once per query (a prepared, streaming query keeps it), so a task reads its slice
+  /// sequentially instead of gathering 64-byte pieces of 2^nu_1·(n+1)·n·W polynomials, a TLB walk
+  /// each (that gather took a quarter of the first dimension at n = 1). 32-bit words because a
+  /// slice is re-read from memory by the tasks of every instance that do not find it in L2: as
+  /// u64 words the query was a quarter of StreamPack's first-dimension traffic at 2^14 × 100 KB.
+  /// Huge-page backed: 2^nu_1·(n+1)·n·#primes·d u32 words.
   class Query {
    public:
     static constexpr std::size_t words = I * RK * NP * D::d;
@@ -87,32 +91,32 @@ struct FirstDim {
       return I * RK * kLanes * (ZT * DB::group_prime(g) + zt * DB::width(g));
     }
     bool empty() const { return storage_.data() == nullptr; }
-    const std::uint64_t* slice(std::size_t g, std::size_t zt) const { return data() + offset(g, zt); }
+    const std::uint32_t* slice(std::size_t g, std::size_t zt) const { return storage_.data() + offset(g, zt); }
 
    private:
     friend struct FirstDim;
-    std::uint64_t* data() const { return reinterpret_cast<std::uint64_t*>(storage_.data()); }
-    DbStorage storage_;  // 2 u32 words per u64 word
+    DbStorage storage_;
   };
 
   /// the query matrices (2^nu_1 of them, (n+1)×n, NTT/CRT form) in the kernel's order
   static Query tile(const std::vector<MatN>& first_mats, unsigned threads) {
     if (first_mats.size() != I) throw ArgumentError("first dimension: expected 2^nu_1 query matrices");
     Query q;
-    q.storage_ = DbStorage(2 * Query::words);
-    std::uint64_t* const base = q.data();
-    // one task per i: its polynomials are read sequentially, each 64-byte piece written to
-    // its tile's slice (whole lines: no partial-line writes)
+    q.storage_ = DbStorage(Query::words);
+    std::uint32_t* const base = q.storage_.data();
+    // one task per i: its polynomials are read sequentially, the W residues of 8 slots written
+    // together (whole lines: no partial-line writes)
     parallel_for(threads, I, [&](std::size_t i) {
       for (std::size_t rk = 0; rk < RK; ++rk) {
         const auto& poly = first_mats[i].at(static_cast<unsigned>(rk / n), static_cast<unsigned>(rk % n));
-        for (std::size_t prime = 0; prime < NP; ++prime) {
-          const std::size_t g = prime / 2, h = prime % 2, w = DB::width(g);
-          const std::uint64_t* src = poly.residue(prime);
-          std::uint64_t* dst = base + Query::offset(g, 0) + ((i * RK + rk) * w + h) * kLanes;
-          const std::size_t stride = I * RK * w * kLanes;  // from tile zt to zt + 1
-          for (std::size_t zt = 0; zt < ZT; ++zt, src += kLanes, dst += stride)
-            for (std::size_t l = 0; l < kLanes; ++l) dst[l] = src[l];
+        for (std::size_t g = 0; g < NG; ++g) {
+          const std::size_t w = DB::width(g), stride = I * RK * w * kLanes;  // from tile zt to zt + 1
+          const std::uint64_t* src[kMaxW] = {};
+          for (std::size_t h = 0; h < w; ++h) src[h] = poly.residue(DB::group_prime(g) + h);
+          std::uint32_t* dst = base + Query::offset(g, 0) + (i * RK + rk) * w * kLanes;
+          for (std::size_t zt = 0; zt < ZT; ++zt, dst += stride)
+            for (std::size_t l = 0; l < kLanes; ++l)
+              for (std::size_t h = 0; h < w; ++h) dst[l * w + h] = static_cast<std::uint32_t>(src[h][zt * kLanes + l]);
         }
       }
     });
@@ -139,11 +143,11 @@ struct FirstDim {
     }
   }
 
-  // acc (block layout above) += Σ_{i in [i0,i1)} Σ_k q[i][r·n+k][h] · w[i][b][k·n+c][lane][h]
-  static void kernel_portable(std::uint64_t* acc, const std::uint64_t* q, const std::uint32_t* w, std::size_t wd,
+  // acc (block layout above) += Σ_{i in [i0,i1)} Σ_k q[i][r·n+k][lane][h] · w[i][b][k·n+c][lane][h]
+  static void kernel_portable(std::uint64_t* acc, const std::uint32_t* q, const std::uint32_t* w, std::size_t wd,
                               std::size_t nb, std::size_t i0, std::size_t i1) {
     for (std::size_t i = i0; i < i1; ++i) {
-      const std::uint64_t* qi = q + i * RK * wd * kLanes;
+      const std::uint32_t* qi = q + i * RK * wd * kLanes;
       for (std::size_t b = 0; b < nb; ++b) {
         const std::uint32_t* wb = w + (i * nb + b) * NN * wd * kLanes;
         for (unsigned r = 0; r <= n; ++r)
@@ -151,9 +155,9 @@ struct FirstDim {
             for (std::size_t h = 0; h < wd; ++h) {
               std::uint64_t* a = acc + ((b * RK + r * n + c) * wd + h) * kLanes;
               for (unsigned k = 0; k < n; ++k) {
-                const std::uint64_t* qa = qi + ((r * n + k) * wd + h) * kLanes;
+                const std::uint32_t* qa = qi + (r * n + k) * wd * kLanes + h;
                 const std::uint32_t* wk = wb + (k * n + c) * wd * kLanes + h;
-                for (std::size_t l = 0; l < kLanes; ++l) a[l] += qa[l] * wk[l * wd];
+                for (std::size_t l = 0; l < kLanes; ++l) a[l] += std::uint64_t{qa[l * wd]} * wk[l * wd];
               }
             }
       }
@@ -161,9 +165,12 @@ struct FirstDim {
   }
 
 #ifdef SPIRALPIR_FIRSTDIM_X86
-  /// bytes ahead of the current i that the kernel asks the cache for (software prefetch of the
-  /// database stream; hardware prefetchers stop at 4 KiB page boundaries)
-  static constexpr std::size_t kPrefetchBytes = 4096;
+  /// Software prefetch of the database stream at two distances ahead of the current i: far into
+  /// L2 (more misses in flight than L1's fill buffers allow), then near into L1 from L2; hardware
+  /// prefetchers stop at 4 KiB page boundaries. StreamPack's first dimension at 2^14 × 100 KB
+  /// streamed 11.1 GB/s with one L1 prefetch 4 KiB ahead, 12.6–13.2 with these distances.
+  static constexpr std::size_t kPrefetchNearBytes = 2048;
+  static constexpr std::size_t kPrefetchFarBytes = 24576;
   // the accumulator, query and database arrays below are indexed by these loops' counters: only
   // fully unrolled loops keep them in registers (GCC otherwise spills them to the stack and
   // reloads every accumulator on every i)
@@ -172,10 +179,18 @@ struct FirstDim {
   /// query bytes of one pass (task_avx512): L1 holds them beside the database stream
   static constexpr std::size_t kPassBytes = 16384;
   static constexpr std::size_t pass_len(std::size_t w) {
-    const std::size_t fit = kPassBytes / (RK * w * kLanes * 8);
+    const std::size_t fit = kPassBytes / (RK * w * kLanes * 4);
     return std::min(fit == 0 ? std::size_t{1} : fit, I);
   }
 #ifdef SPIRALPIR_FIRSTDIM_X86
+
+  /// `dist` bytes past `at` in the stream of this piece (ending at `piece_end`) continued at `next`
+  /// (null: the stream ends there, and so does the prefetch)
+  static const char* ahead(const std::uint32_t* at, std::size_t dist, const char* piece_end, const std::uint32_t* next) {
+    const char* a = reinterpret_cast<const char*>(at) + dist;
+    if (a < piece_end) return a;
+    return next == nullptr ? nullptr : reinterpret_cast<const char*>(next) + (a - piece_end);
+  }
 
   // GCC 12's intrinsic headers trip -Wmaybe-uninitialized on _mm512_undefined (a known false
   // positive); the masked-zero forms avoid it.
@@ -186,7 +201,7 @@ struct FirstDim {
   /// it (the same for every block of a pass). `next` (or null) is where the caller's stream
   /// continues after this piece: the software prefetch runs on into it.
   template <std::size_t W, std::size_t NB>
-  __attribute__((target("avx512f"))) static std::size_t kernel_avx512(std::uint64_t* acc, const std::uint64_t* q,
+  __attribute__((target("avx512f"))) static std::size_t kernel_avx512(std::uint64_t* acc, const std::uint32_t* q,
                                                                        const std::uint32_t* w, std::size_t count,
                                                                        const std::uint32_t* next, std::size_t since,
                                                                        std::size_t g) {
@@ -205,6 +220,8 @@ struct FirstDim {
     for (std::size_t h = 0; h < W; ++h) cst[h] = _mm512_set1_epi64(static_cast<long long>(fold_const(DB::group_prime(g) + h)));
     const __m512i lo32 = _mm512_set1_epi64(0xffffffffLL);
     const char* const piece_end = reinterpret_cast<const char*>(w + count * step);
+    // at most one piece ahead: the next piece (of the same length) is where the stream goes on
+    const std::size_t far_dist = std::min(kPrefetchFarBytes, count * step_bytes);
     for (std::size_t i = 0; i < count; ++i, ++since) {
       if (since == kChunk) {
         since = 0;
@@ -233,18 +250,24 @@ struct FirstDim {
               for (std::size_t h = 0; h < W; ++h) a[b][x][h] = _mm512_load_si512(acc + ((b * RK + x) * W + h) * kLanes);
         }
       }
-      const std::uint64_t* qi = q + i * RK * W * kLanes;
+      const std::uint32_t* qi = q + i * RK * W * kLanes;
       const std::uint32_t* wi = w + i * step;
-      const char* ahead = reinterpret_cast<const char*>(wi) + kPrefetchBytes;
-      if (ahead >= piece_end) ahead = next == nullptr ? nullptr : reinterpret_cast<const char*>(next) + (ahead - piece_end);
-      if (ahead != nullptr)
+      if (const char* far = ahead(wi, far_dist, piece_end, next))
         SPIRALPIR_UNROLL
-        for (std::size_t x = 0; x < step_bytes; x += 64) _mm_prefetch(ahead + x, _MM_HINT_T0);
+        for (std::size_t x = 0; x < step_bytes; x += 64) _mm_prefetch(far + x, _MM_HINT_T1);
+      if (const char* near = ahead(wi, kPrefetchNearBytes, piece_end, next))
+        SPIRALPIR_UNROLL
+        for (std::size_t x = 0; x < step_bytes; x += 64) _mm_prefetch(near + x, _MM_HINT_T0);
       __m512i qv[RK][W];
       SPIRALPIR_UNROLL
-      for (std::size_t x = 0; x < RK; ++x)
-        SPIRALPIR_UNROLL
-        for (std::size_t h = 0; h < W; ++h) qv[x][h] = _mm512_load_si512(qi + (x * W + h) * kLanes);
+      for (std::size_t x = 0; x < RK; ++x) {  // the query words are laid out like the database's
+        if constexpr (W == 2) {
+          qv[x][0] = _mm512_load_si512(qi + x * W * kLanes);
+          qv[x][1] = _mm512_maskz_srli_epi64(0xFF, qv[x][0], 32);
+        } else {
+          qv[x][0] = _mm512_maskz_cvtepu32_epi64(0xFF, _mm256_load_si256(reinterpret_cast<const __m256i*>(qi + x * kLanes)));
+        }
+      }
       SPIRALPIR_UNROLL
       for (std::size_t b = 0; b < NB; ++b) {
         __m512i v[NN][W];
@@ -286,7 +309,7 @@ struct FirstDim {
   /// block, and those misses take the L1 fill buffers the database stream needs: StreamPack's
   /// first dimension at 2^14 × 100 KB streamed 10.8 GB/s that way, 11.4 in passes.)
   template <std::size_t W>
-  __attribute__((target("avx512f"))) static void task_avx512(std::uint64_t* accs, const std::uint64_t* q, const DB& db,
+  __attribute__((target("avx512f"))) static void task_avx512(std::uint64_t* accs, const std::uint32_t* q, const DB& db,
                                                               std::size_t inst, std::size_t g, std::size_t zt) {
     constexpr std::size_t nb = DB::jblock(W), step = nb * NN * W * kLanes, per_block = nb * RK * W * kLanes;
     constexpr std::size_t pass = pass_len(W);
@@ -339,9 +362,10 @@ struct FirstDim {
   }
 
   /// out[inst·J + j] for every instance and j; `avx512` = false forces the portable kernel.
-  /// Tasks (inst, g, zt), instance-major: each streams its slice of the database against its
-  /// slice of the query. (Tile-major order would reuse a query slice from L2 across instances,
-  /// but an implicit benchmark database would then re-read its repeated instances from cache.)
+  /// Tasks (inst, g, zt): each streams its slice of the database against its slice of the query.
+  /// Tile-major (instance innermost), so the instances' tasks of one tile find its query slice in
+  /// L2 instead of re-reading it from memory; an implicit benchmark database is walked
+  /// instance-major instead, since tile-major would re-read its repeated instances from cache.
   static std::vector<MatN> run(const Query& query, const DB& db, unsigned threads, bool avx512 = use_avx512()) {
     if (query.empty()) throw ArgumentError("first dimension: empty query");
     std::vector<MatN> out;  // constructed in place (a copied prototype would cost a memcpy per matrix)
@@ -350,10 +374,13 @@ struct FirstDim {
 #ifndef SPIRALPIR_FIRSTDIM_X86
     avx512 = false;
 #endif
+    const bool instance_major = db.implicit();
     parallel_for(threads, D::instances * NG * ZT, [&](std::size_t task) {
-      const std::size_t inst = task / (NG * ZT), g = (task / ZT) % NG, zt = task % ZT;
+      const std::size_t inst = instance_major ? task / (NG * ZT) : task % D::instances;
+      const std::size_t tile_index = instance_major ? task % (NG * ZT) : task / D::instances;
+      const std::size_t g = tile_index / ZT, zt = tile_index % ZT;
       const std::size_t wd = DB::width(g), nb = DB::jblock(wd);
-      const std::uint64_t* qz = query.slice(g, zt);
+      const std::uint32_t* qz = query.slice(g, zt);
       const std::size_t per_block = nb * RK * wd * kLanes;  // accumulator words of one block
       thread_local AlignedBuffer<std::uint64_t> acc_buf;     // every block's, J·RK·W·8 words
       if (acc_buf.size() < J * RK * kMaxW * kLanes) acc_buf = AlignedBuffer<std::uint64_t>(J * RK * kMaxW * kLanes);
