@@ -177,7 +177,7 @@ struct FirstDim {
 #define SPIRALPIR_UNROLL _Pragma("GCC unroll 64")
 #endif
   /// query bytes of one pass (task_avx512): L1 holds them beside the database stream
-  static constexpr std::size_t kPassBytes = 16384;
+  static constexpr std::size_t kPassBytes = 8192;
   static constexpr std::size_t pass_len(std::size_t w) {
     const std::size_t fit = kPassBytes / (RK * w * kLanes * 4);
     return std::min(fit == 0 ? std::size_t{1} : fit, I);
@@ -331,18 +331,52 @@ struct FirstDim {
 #undef SPIRALPIR_UNROLL
 #endif
 
-  /// 8 output slots (64-byte aligned): with AVX-512 a streaming store — the outputs are written
-  /// once and read by the next stage much later, so reading their lines first (a cache miss per
-  /// line of a fresh, answer-sized output) would only cost time
-  static void store_slots(std::uint64_t* dst, const std::uint64_t* src, bool avx512) {
+  /// The final reduction of 8 accumulators (any u64) runs in vectors for a prime p > 2^21 whose
+  /// one fold lands below 2^52, where a double holds it exactly (30-bit NTT primes: 2^32 mod p <
+  /// 2^21); reduce_lanes_avx512 explains the bounds.
+  static constexpr bool vector_reducible(std::size_t prime) {
+    return kFold && fold_bound(prime) < (std::uint64_t{1} << 52) && R::primes[prime] > (std::uint64_t{1} << 21);
+  }
+
+  /// dst[lane] = acc[lane] mod p for 8 slots (dst 64-byte aligned): the AVX-512 path reduces in
+  /// vectors where it can and stores streaming — the outputs are written once and read by the
+  /// next stage much later, so reading their lines first (a cache miss per line of a fresh,
+  /// answer-sized output) would only cost time. (Scalar, this epilogue was 6% of vanilla's
+  /// first dimension at 2^14 × 100 KB.)
+  static void reduce_store(std::uint64_t* dst, std::uint64_t* acc, std::size_t prime, bool avx512) {
 #ifdef SPIRALPIR_FIRSTDIM_X86
-    if (avx512) return stream_store(dst, src);
+    if (avx512 && vector_reducible(prime)) return reduce_stream_avx512(dst, acc, prime);
 #endif
-    for (std::size_t l = 0; l < kLanes; ++l) dst[l] = src[l];
+    const std::uint64_t p = R::primes[prime], m = kU64Max / p;
+    for (std::size_t l = 0; l < kLanes; ++l) acc[l] = reduce_exact(acc[l], p, m);
+#ifdef SPIRALPIR_FIRSTDIM_X86
+    if (avx512) return stream_store(dst, acc);
+#endif
+    for (std::size_t l = 0; l < kLanes; ++l) dst[l] = acc[l];
   }
 #ifdef SPIRALPIR_FIRSTDIM_X86
   __attribute__((target("avx512f"))) static void stream_store(std::uint64_t* dst, const std::uint64_t* src) {
     _mm512_stream_si512(reinterpret_cast<__m512i*>(dst), _mm512_load_si512(src));
+  }
+  /// 8 values x mod p for vector_reducible(prime): one fold f ≤ fold_bound < 2^52 (exact as a
+  /// double), then the quotient estimate ⌊f·(1/p)⌋ with two roundings (relative error < 2^-52).
+  /// The quotient is < 2^31, a vpmuludq operand (p > 2^21). The estimate never reaches k + 1 for
+  /// the true quotient k: f/p ≤ k + 1 − 1/p, and the overestimate is < (f/p)·2^-52 < 1/p since
+  /// f < 2^52. It may fall one short (f a multiple of p, or just above one) but not two, so the
+  /// remainder f − q·p lies in [0, 2p): one correction r ↦ min(r, r − p) (wrapping u64).
+  __attribute__((target("avx512f,avx512dq"))) static __m512i reduce_lanes_avx512(__m512i x, std::size_t prime) {
+    const __m512i p = _mm512_set1_epi64(static_cast<long long>(R::primes[prime]));
+    const __m512i c = _mm512_set1_epi64(static_cast<long long>(fold_const(prime)));
+    const __m512i f = _mm512_add_epi64(_mm512_and_si512(x, _mm512_set1_epi64(0xffffffffLL)),
+                                       _mm512_maskz_mul_epu32(0xFF, _mm512_maskz_srli_epi64(0xFF, x, 32), c));
+    const __m512d est = _mm512_mul_pd(_mm512_cvtepu64_pd(f), _mm512_set1_pd(1.0 / static_cast<double>(R::primes[prime])));
+    const __m512i q = _mm512_cvttpd_epu64(_mm512_maskz_roundscale_pd(0xFF, est, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC));
+    const __m512i r = _mm512_sub_epi64(f, _mm512_maskz_mul_epu32(0xFF, q, p));
+    return _mm512_maskz_min_epu64(0xFF, r, _mm512_sub_epi64(r, p));
+  }
+  __attribute__((target("avx512f,avx512dq"))) static void reduce_stream_avx512(std::uint64_t* dst, const std::uint64_t* acc,
+                                                                               std::size_t prime) {
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(dst), reduce_lanes_avx512(_mm512_load_si512(acc), prime));
   }
 #endif
 
@@ -413,10 +447,8 @@ struct FirstDim {
             for (unsigned c = 0; c < n; ++c)
               for (std::size_t h = 0; h < wd; ++h) {
                 const std::size_t prime = DB::group_prime(g) + h;
-                const std::uint64_t p = R::primes[prime], m = kU64Max / p;
-                std::uint64_t* a = acc + ((b * RK + r * n + c) * wd + h) * kLanes;
-                for (std::size_t l = 0; l < kLanes; ++l) a[l] = reduce_exact(a[l], p, m);
-                store_slots(o.at(r, c).residue(prime) + zt * kLanes, a, avx512);
+                reduce_store(o.at(r, c).residue(prime) + zt * kLanes, acc + ((b * RK + r * n + c) * wd + h) * kLanes, prime,
+                             avx512);
               }
         }
       }

@@ -197,6 +197,46 @@ TEST(FirstDim, WorstCaseLazyBound) {
   worst_case<FdParams<RingBig, 2, 3, 1>>("n2_exact");
 }
 
+// The epilogue's exact reduction of any u64 accumulator (the vector path for 30-bit primes: a
+// fold, a double-precision quotient off by at most one, two corrections) at the values where an
+// off-by-one quotient or a missing correction shows: multiples of p and their neighbours from 0
+// to 2^64, the fold's boundaries, all-ones, and random words.
+template <SpiralParams P>
+void check_final_reduction(const char* name) {
+  using FD = FirstDim<P>;
+  Csprng rng(Seed{}, 7);
+  for (std::size_t prime = 0; prime < P::ring::num_primes; ++prime) {
+    const std::uint64_t p = P::ring::primes[prime], top = ~std::uint64_t{0};
+    std::vector<std::uint64_t> xs = {0, 1, p - 1, p, p + 1, 2 * p - 1, 2 * p, 0xffffffffULL, 0x100000000ULL,
+                                     FD::fold_bound(prime), top, top - 1, top - p, top - top % p, top - top % p - 1};
+    for (int s = 1; s < 64; ++s) {
+      const std::uint64_t k = (std::uint64_t{1} << s) / p * p + (s % 7) * p;  // a multiple of p near 2^s
+      for (std::uint64_t d : {std::uint64_t{0}, std::uint64_t{1}, p - 1}) xs.push_back(k + d), xs.push_back(k - 1 - d);
+    }
+    for (int x = 0; x < 4096; ++x) {
+      std::uint64_t w = rng.next_u64();
+      xs.push_back(w);
+      xs.push_back(w - w % p + (x % 3 == 0 ? 0 : x % 3 == 1 ? p - 1 : 1));
+    }
+    while (xs.size() % kLanes != 0) xs.push_back(rng.next_u64());
+    for (std::size_t at = 0; at < xs.size(); at += kLanes) {
+      alignas(64) std::uint64_t acc[kLanes], out[kLanes];
+      std::copy(xs.begin() + at, xs.begin() + at + kLanes, acc);
+      FD::reduce_store(out, acc, prime, FD::use_avx512());
+      for (std::size_t l = 0; l < kLanes; ++l)
+        ASSERT_EQ(out[l], xs[at + l] % p) << name << " prime " << prime << " x " << xs[at + l];
+    }
+  }
+}
+
+TEST(FirstDim, FinalReductionExact) {
+  static_assert(FirstDim<FdParams<Ring30, 2, 5, 2, 2>>::vector_reducible(0), "30-bit primes take the vector path");
+  static_assert(!FirstDim<FdParams<RingBig, 2, 3, 1>>::vector_reducible(0), "without folding: the scalar path");
+  check_final_reduction<FdParams<Ring30, 2, 5, 2, 2>>("30-bit");
+  check_final_reduction<FdParams<Ring2, 1, 4, 3>>("28/26-bit");
+  check_final_reduction<FdParams<RingBig, 2, 3, 1>>("no fold");
+}
+
 TEST(FirstDim, DatabaseFileChecks) {
   using P = FdParams<Ring2, 1, 3, 2>;
   const auto dir = std::filesystem::temp_directory_path() / ("spiralpir_fdf_" + std::to_string(::getpid()));
