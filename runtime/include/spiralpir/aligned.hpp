@@ -21,20 +21,19 @@ class AlignedBuffer {
 
  public:
   AlignedBuffer() = default;
-  explicit AlignedBuffer(std::size_t n) : size_(n) {
-    if (n != 0) {
-      data_ = static_cast<T*>(::operator new[](bytes(n), std::align_val_t{kAlignment}));
-      std::memset(static_cast<void*>(data_), 0, bytes(n));
-    }
+  explicit AlignedBuffer(std::size_t n) : AlignedBuffer(n, Uninitialised{}) {
+    if (n != 0) std::memset(static_cast<void*>(data_), 0, bytes(n));
   }
-  AlignedBuffer(const AlignedBuffer& o) : AlignedBuffer(o.size_) {
+  // a copy is written once, by the memcpy (zeroing it first cost a second pass over every copied
+  // polynomial)
+  AlignedBuffer(const AlignedBuffer& o) : AlignedBuffer(o.size_, Uninitialised{}) {
     if (size_ != 0) std::memcpy(static_cast<void*>(data_), o.data_, bytes(size_));
   }
   AlignedBuffer(AlignedBuffer&& o) noexcept
       : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
   AlignedBuffer& operator=(const AlignedBuffer& o) {
     if (this != &o) {
-      if (size_ != o.size_) *this = AlignedBuffer(o.size_);
+      if (size_ != o.size_) *this = AlignedBuffer(o.size_, Uninitialised{});
       if (size_ != 0) std::memcpy(static_cast<void*>(data_), o.data_, bytes(size_));
     }
     return *this;
@@ -60,6 +59,10 @@ class AlignedBuffer {
   const T* end() const noexcept { return data_ + size_; }
 
  private:
+  struct Uninitialised {};
+  AlignedBuffer(std::size_t n, Uninitialised) : size_(n) {
+    if (n != 0) data_ = static_cast<T*>(::operator new[](bytes(n), std::align_val_t{kAlignment}));
+  }
   static std::size_t bytes(std::size_t n) {
     // Round up so the allocation is a whole number of cache lines.
     return (n * sizeof(T) + kAlignment - 1) / kAlignment * kAlignment;
