@@ -281,6 +281,7 @@ struct ServerStages {
   }
 
   /// Folding: nu_2 rounds; round r combines pairs (j, j + L/2) with GSW_r (bit nu_2−1−r of j).
+  /// `cts` is consumed: it ends as the 1 ct per instance.
   static void fold(std::vector<MatN>& cts, const std::vector<MatN>& gsw, unsigned threads,
                    StageObserver<P>* obs = nullptr) {
     const std::size_t J = D::dim_rest;
@@ -290,9 +291,10 @@ struct ServerStages {
       parallel_for(threads, D::instances * halfl, [&](std::size_t task) {
         const std::size_t inst = task / halfl, j = task % halfl;
         const MatN& c0 = cts[inst * len + j];
-        const MatN& c1 = cts[inst * len + j + halfl];
-        MatN diff = c1 - c0;
-        next[task] = c0 + external_product(gsw[r], diff);
+        MatN& c1 = cts[inst * len + j + halfl];  // this round's last use: the difference in place
+        c1 -= c0;
+        next[task] = external_product(gsw[r], c1);
+        next[task] += c0;
       });
       cts = std::move(next);
       if (obs) obs->on_fold(r, cts);
