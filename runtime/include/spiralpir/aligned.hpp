@@ -1,6 +1,7 @@
-// aligned.hpp — 64-byte aligned, zero-initialised, fixed-size heap buffer.
+// aligned.hpp — 64-byte aligned, zero-initialised (unless asked not to), fixed-size heap buffer.
 //
-// API: AlignedBuffer<T>(n), size(), data(), operator[], begin()/end(); copyable, movable.
+// API: AlignedBuffer<T>(n), AlignedBuffer<T>(n, Uninitialised{}), size(), data(), operator[],
+// begin()/end(); copyable, movable.
 // Every polynomial and table lives in one of these so that vector kernels may use aligned
 // loads (64 bytes = one zmm register).
 #pragma once
@@ -58,11 +59,13 @@ class AlignedBuffer {
   const T* begin() const noexcept { return data_; }
   const T* end() const noexcept { return data_ + size_; }
 
- private:
+  /// contents unspecified: for a buffer its owner writes in full before reading
   struct Uninitialised {};
   AlignedBuffer(std::size_t n, Uninitialised) : size_(n) {
     if (n != 0) data_ = static_cast<T*>(::operator new[](bytes(n), std::align_val_t{kAlignment}));
   }
+
+ private:
   static std::size_t bytes(std::size_t n) {
     // Round up so the allocation is a whole number of cache lines.
     return (n * sizeof(T) + kAlignment - 1) / kAlignment * kAlignment;

@@ -402,9 +402,9 @@ struct FirstDim {
   /// instance-major instead, since tile-major would re-read its repeated instances from cache.
   static std::vector<MatN> run(const Query& query, const DB& db, unsigned threads, bool avx512 = use_avx512()) {
     if (query.empty()) throw ArgumentError("first dimension: empty query");
-    std::vector<MatN> out;  // constructed in place (a copied prototype would cost a memcpy per matrix)
+    std::vector<MatN> out;  // every word is written by the tasks below: not zeroed first
     out.reserve(D::instances * J);
-    for (std::size_t x = 0; x < D::instances * J; ++x) out.emplace_back(n + 1, n);
+    for (std::size_t x = 0; x < D::instances * J; ++x) out.push_back(MatN::uninitialised(n + 1, n));
 #ifndef SPIRALPIR_FIRSTDIM_X86
     avx512 = false;
 #endif

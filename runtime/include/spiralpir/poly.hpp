@@ -122,6 +122,10 @@ class PolyNtt : public detail::PolyStorage<R> {
 
  public:
   PolyNtt() = default;
+  /// contents unspecified: for outputs a kernel writes in full (saves zeroing them first)
+  static PolyNtt uninitialised() {
+    return PolyNtt(AlignedBuffer<std::uint64_t>(Base::words, AlignedBuffer<std::uint64_t>::Uninitialised{}));
+  }
   bool operator==(const PolyNtt& o) const { return this->equal(o); }
 
  private:
@@ -322,6 +326,15 @@ class PolyMatrix {
   using poly_type = P;
   PolyMatrix() = default;
   PolyMatrix(std::size_t rows, std::size_t cols) : rows_(rows), cols_(cols), elems_(rows * cols) {}
+  /// rows×cols of P::uninitialised(): contents unspecified, for outputs written in full
+  static PolyMatrix uninitialised(std::size_t rows, std::size_t cols) {
+    PolyMatrix m;
+    m.rows_ = rows;
+    m.cols_ = cols;
+    m.elems_.reserve(rows * cols);
+    for (std::size_t x = 0; x < rows * cols; ++x) m.elems_.push_back(P::uninitialised());
+    return m;
+  }
 
   std::size_t rows() const noexcept { return rows_; }
   std::size_t cols() const noexcept { return cols_; }

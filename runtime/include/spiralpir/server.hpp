@@ -268,7 +268,7 @@ struct ServerStages {
       for (unsigned col = 0; col < n; ++col)
         proto::decompose_ntt_into<R>(from_ntt(c.at(row, col)), D::bits_gsw, P::t_gsw,
                                      &dig[std::size_t{row} * P::t_gsw * n + col], n);
-    MatN out(n + 1, n);
+    MatN out = MatN::uninitialised(n + 1, n);  // dot_multi sets every word
     const std::size_t K = std::size_t{n + 1} * P::t_gsw;
     for (unsigned col = 0; col < n; ++col) {
       std::array<Pn*, n + 1> outs;
