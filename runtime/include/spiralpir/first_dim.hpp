@@ -22,7 +22,6 @@
 // SPIRALPIR_DISABLE_AVX512=1) and a portable one.
 #pragma once
 
-
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -303,7 +302,7 @@ struct FirstDim {
   }
 
   /// One task's passes (AVX-512): `pass_len` values of i at a time, every block of folding
-  /// indices in turn, so the pass's query vectors (≤ 16 KiB) stay in L1 while the blocks stream
+  /// indices in turn, so the pass's query vectors (≤ kPassBytes) stay in L1 while the blocks stream
   /// their pieces; the accumulators of all J indices wait in `accs` (L1/L2) between passes. (One
   /// block over the whole i range instead re-reads an L2-sized query slice from L2 for every
   /// block, and those misses take the L1 fill buffers the database stream needs: StreamPack's
