@@ -334,7 +334,7 @@ struct FirstDim {
   /// one fold lands below 2^52, where a double holds it exactly (30-bit NTT primes: 2^32 mod p <
   /// 2^21); reduce_lanes_avx512 explains the bounds.
   static constexpr bool vector_reducible(std::size_t prime) {
-    return kFold && fold_bound(prime) < (std::uint64_t{1} << 52) && R::primes[prime] > (std::uint64_t{1} << 21);
+    return fold_bound(prime) < (std::uint64_t{1} << 52) && R::primes[prime] > (std::uint64_t{1} << 21);
   }
 
   /// dst[lane] = acc[lane] mod p for 8 slots (dst 64-byte aligned): the AVX-512 path reduces in
