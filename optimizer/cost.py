@@ -25,7 +25,7 @@ Operations (units):
           2^30: the runtime's 128-bit path, an order of magnitude slower)
 
 Stage op counts (L = number of CRT primes, d = poly_len, ks(t) = one key switch, gadget t),
-following the runtime's loops (runtime/include/spiralpir/server.hpp ServerStages, first_dim.hpp,
+following the runtime's loops (runtime/include/spiralpir/spiral/server.hpp ServerStages, first_dim.hpp,
 variants.hpp), stage names as its timings:
   ks(t)          ntt (t+2)L, mac 2tLd, decomp tLd, compose L²d, auto 2Ld (automorph_keyswitch)
   expansion      parsing the query's Q polynomials (vanilla Q = 1, stream Q = 2^nu_1 +
@@ -87,7 +87,7 @@ _OPTIONAL = ("compose", "parse", "fdout", "ms_wide")  # absent from older profil
 CPU_DOLLARS_PER_HOUR = 0.0195
 EGRESS_DOLLARS_PER_GB = 0.09
 # the bench drivers' implicit database holds at least this much distinct data
-# (runtime/include/spiralpir/bench_driver.hpp, bench_detail::implicit_db_layout)
+# (runtime/testing/include/spiralpir/testing/bench_driver.hpp, bench_detail::implicit_db_layout)
 IMPLICIT_DB_MIN_DISTINCT = float(1 << 30)
 
 

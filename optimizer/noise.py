@@ -4,7 +4,7 @@ Every term is derived from what the runtime computes (server.hpp, keys.hpp, vari
 protocol_common.hpp); nothing is fitted. Heuristic as in the SPIRAL paper: error coefficients
 are independent and zero-mean unless a shared source is named below, and a sum of many products
 is Gaussian. Variances are per coefficient, averaged over the coefficients of a stage's cts.
-Checked against the runtime's noise hook (runtime/include/spiralpir/noise.hpp) in
+Checked against the runtime's noise hook (runtime/testing/include/spiralpir/testing/noise.hpp) in
 tests/optimizer/test_measured.py and tests/variants/test_variant_measured.py (every stage
 within a factor 2, on measurements that tests/optimizer/measure_noise.py re-takes).
 
@@ -102,7 +102,7 @@ from spiralpir.optimizer.params import Parameters
 CORRECTNESS_LOG2 = -40.0  # default: failure probability ≤ 2^-40 per query
 FAILURE_MARGIN = 1.5  # variance factor of the failure probability (module docstring)
 
-STAGES = (  # the runtime noise hook's stage names (runtime/include/spiralpir/noise.hpp)
+STAGES = (  # the runtime noise hook's stage names (runtime/testing/include/spiralpir/testing/noise.hpp)
     "expansion",
     "expansion_right",
     "conversion",

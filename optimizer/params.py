@@ -34,7 +34,7 @@ API (stable; used by codegen):
     §1: the first 8 bytes of SHA-256 of the canonical string, as in every object header).
   * `layout(record_size, n, p, poly_len) -> (instances, items_per_pt, db_item_size)`.
 
-The bounds mirror the runtime's static_asserts (runtime/include/spiralpir/params.hpp), so a
+The bounds mirror the runtime's static_asserts (runtime/include/spiralpir/spiral/params.hpp), so a
 validated `Parameters` always compiles.
 """
 

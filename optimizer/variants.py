@@ -4,7 +4,7 @@ The scalar formulas live beside vanilla's in sizes.py, noise.py and cost.py (the
 variant); this module holds the variant flags and the vectorized evaluation and lower bound the
 search uses for a non-vanilla variant (model.evaluate and search._lower_bounds dispatch here).
 
-What changes per variant (runtime/include/spiralpir/variants.hpp, runtime/FORMATS.md §7):
+What changes per variant (runtime/include/spiralpir/spiral/variants.hpp, runtime/FORMATS.md §7):
 
 * stream (stream, stream_pack): no query expansion. The client uploads the 2^ν1 first-dimension
   and the ν2·t_gsw GSW-digit scalar Regev ciphertexts (fresh: noise σ²), so

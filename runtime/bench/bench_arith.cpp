@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "spiralpir/aligned.hpp"
-#include "spiralpir/modarith.hpp"
-#include "spiralpir/ntt.hpp"
-#include "spiralpir/pointwise.hpp"
+#include "spiralpir/core/aligned.hpp"
+#include "spiralpir/arith/modarith.hpp"
+#include "spiralpir/arith/ntt.hpp"
+#include "spiralpir/arith/pointwise.hpp"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "spiralpir/random.hpp"
+#include "spiralpir/arith/random.hpp"
 
 namespace spiralpir {
 namespace {

@@ -1,5 +1,5 @@
 // Run-time CPU detection (cpuid + xgetbv) and the environment switches that force fallbacks.
-#include "spiralpir/cpu_features.hpp"
+#include "spiralpir/core/cpu_features.hpp"
 
 #include <cstdint>
 #include <cstdlib>

@@ -7,8 +7,8 @@
 #include <numbers>
 #include <stdexcept>
 
-#include "spiralpir/cpu_features.hpp"
-#include "spiralpir/sample.hpp"
+#include "spiralpir/core/cpu_features.hpp"
+#include "spiralpir/arith/sample.hpp"
 
 namespace spiralpir {
 namespace {

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "spiralpir/ntt.hpp"
+#include "spiralpir/arith/ntt.hpp"
 
 namespace spiralpir::detail {
 

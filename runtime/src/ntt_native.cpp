@@ -2,7 +2,7 @@
 //   forward: Cooley–Tukey, values stay in [0, 4p) (X is brought below 2p before each add).
 //   inverse: Gentleman–Sande, values stay in [0, 2p); the last stage folds in 1/n.
 #include "ntt_kernels.hpp"
-#include "spiralpir/modarith.hpp"
+#include "spiralpir/arith/modarith.hpp"
 
 namespace spiralpir::detail {
 

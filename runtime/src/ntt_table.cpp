@@ -2,8 +2,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "spiralpir/modarith.hpp"
-#include "spiralpir/ntt.hpp"
+#include "spiralpir/arith/modarith.hpp"
+#include "spiralpir/arith/ntt.hpp"
 
 namespace spiralpir {
 namespace {

@@ -4,8 +4,8 @@
 
 #include "debug_check.hpp"
 #include "pointwise_kernels.hpp"
-#include "spiralpir/modarith.hpp"
-#include "spiralpir/pointwise.hpp"
+#include "spiralpir/arith/modarith.hpp"
+#include "spiralpir/arith/pointwise.hpp"
 
 namespace spiralpir {
 namespace {

@@ -1,6 +1,6 @@
 // Portable pointwise kernels (any p < 2^50: products are formed in 128 bits when needed).
 #include "pointwise_kernels.hpp"
-#include "spiralpir/modarith.hpp"
+#include "spiralpir/arith/modarith.hpp"
 
 namespace spiralpir::detail {
 

@@ -2,7 +2,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "spiralpir/sample.hpp"
+#include "spiralpir/arith/sample.hpp"
 
 namespace spiralpir {
 namespace {

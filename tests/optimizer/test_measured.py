@@ -4,7 +4,7 @@ Noise: every file of tests/optimizer/data/measured/noise/ (re-measure with
 `python tests/optimizer/measure_noise.py`, see each file's "command" and "commit"), of
 tests/optimizer/data/measured/ (generated builds' full benchmark reports of the previous
 session) and of tests/variants/data/measured/ (the variant builds' CI twins) holds the
-runtime noise hook's per-stage variances (runtime/include/spiralpir/noise.hpp decrypts every
+runtime noise hook's per-stage variances (runtime/testing/include/spiralpir/testing/noise.hpp decrypts every
 intermediate ciphertext with the secret key). Every stage measured on enough coefficients must
 be within a factor 2 of optimizer/noise.py, and the predicted failure probability must not be
 below what the measured noise implies. Files whose noise predates the runtime's centred

@@ -1,8 +1,8 @@
 // Automorphisms: the NTT-domain permutation equals the coefficient-domain map.
 #include <gtest/gtest.h>
 
-#include "spiralpir/automorphism.hpp"
-#include "spiralpir/uniform.hpp"
+#include "spiralpir/arith/automorphism.hpp"
+#include "spiralpir/arith/uniform.hpp"
 #include "test_rings.hpp"
 
 namespace spiralpir {

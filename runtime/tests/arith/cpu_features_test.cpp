@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "spiralpir/cpu_features.hpp"
+#include "spiralpir/core/cpu_features.hpp"
 
 namespace spiralpir {
 namespace {

@@ -1,7 +1,7 @@
 // CRT: compose/decompose round trips, centred lifting, exact modulus-switching rounding.
 #include <gtest/gtest.h>
 
-#include "spiralpir/crt.hpp"
+#include "spiralpir/arith/crt.hpp"
 #include "test_rings.hpp"
 
 namespace spiralpir {

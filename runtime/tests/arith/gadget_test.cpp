@@ -1,8 +1,8 @@
 // Gadget decomposition: recomposition is the identity and digits respect their bounds.
 #include <gtest/gtest.h>
 
-#include "spiralpir/gadget.hpp"
-#include "spiralpir/uniform.hpp"
+#include "spiralpir/arith/gadget.hpp"
+#include "spiralpir/arith/uniform.hpp"
 #include "test_rings.hpp"
 
 namespace spiralpir {

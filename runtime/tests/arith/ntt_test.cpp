@@ -6,8 +6,8 @@
 #include <tuple>
 #include <vector>
 
-#include "spiralpir/modarith.hpp"
-#include "spiralpir/ntt.hpp"
+#include "spiralpir/arith/modarith.hpp"
+#include "spiralpir/arith/ntt.hpp"
 #include "test_rings.hpp"
 
 namespace spiralpir {

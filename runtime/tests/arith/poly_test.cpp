@@ -3,8 +3,8 @@
 
 #include <vector>
 
-#include "spiralpir/poly.hpp"
-#include "spiralpir/uniform.hpp"
+#include "spiralpir/arith/poly.hpp"
+#include "spiralpir/arith/uniform.hpp"
 #include "test_rings.hpp"
 
 namespace spiralpir {

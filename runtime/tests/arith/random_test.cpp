@@ -5,7 +5,7 @@
 #include <map>
 #include <vector>
 
-#include "spiralpir/random.hpp"
+#include "spiralpir/arith/random.hpp"
 
 namespace spiralpir {
 namespace {

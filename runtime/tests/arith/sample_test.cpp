@@ -5,7 +5,7 @@
 #include <map>
 #include <vector>
 
-#include "spiralpir/sample.hpp"
+#include "spiralpir/arith/sample.hpp"
 #include "test_rings.hpp"
 
 namespace spiralpir {

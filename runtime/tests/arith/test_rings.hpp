@@ -5,8 +5,8 @@
 #include <random>
 #include <vector>
 
-#include "spiralpir/modarith.hpp"
-#include "spiralpir/ring.hpp"
+#include "spiralpir/arith/modarith.hpp"
+#include "spiralpir/arith/ring.hpp"
 
 namespace spiralpir::test {
 

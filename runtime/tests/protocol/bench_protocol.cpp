@@ -5,7 +5,7 @@
 #include <cstring>
 #include <string>
 
-#include "spiralpir/bench_driver.hpp"
+#include "spiralpir/testing/bench_driver.hpp"
 #include "test_params.hpp"
 
 int main(int argc, char** argv) {

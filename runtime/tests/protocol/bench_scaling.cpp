@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "spiralpir/bench_driver.hpp"
+#include "spiralpir/testing/bench_driver.hpp"
 #include "test_params.hpp"
 
 namespace {

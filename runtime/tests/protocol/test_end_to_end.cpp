@@ -4,8 +4,8 @@
 
 #include <vector>
 
-#include "spiralpir/client.hpp"
-#include "spiralpir/server.hpp"
+#include "spiralpir/spiral/client.hpp"
+#include "spiralpir/spiral/server.hpp"
 #include "test_params.hpp"
 
 using namespace spiralpir;

@@ -2,9 +2,9 @@
 // serialized objects), headers, bit packing, the params concept on derived (twin) types.
 #include <gtest/gtest.h>
 
-#include "spiralpir/client.hpp"
-#include "spiralpir/server.hpp"
-#include "spiralpir/service.hpp"
+#include "spiralpir/spiral/client.hpp"
+#include "spiralpir/spiral/server.hpp"
+#include "spiralpir/spiral/service.hpp"
 #include "test_params.hpp"
 
 using namespace spiralpir;

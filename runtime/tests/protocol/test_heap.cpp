@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include "spiralpir/service.hpp"
+#include "spiralpir/spiral/service.hpp"
 #include "test_params.hpp"
 
 using namespace spiralpir;

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "spiralpir/service.hpp"
+#include "spiralpir/spiral/service.hpp"
 #include "test_params.hpp"
 
 using namespace spiralpir;

@@ -2,8 +2,8 @@
 // below 128 bits today) at reduced nu so that CI stays fast; never use them for real data.
 #pragma once
 
-#include "spiralpir/params.hpp"
-#include "spiralpir/ring.hpp"
+#include "spiralpir/spiral/params.hpp"
+#include "spiralpir/arith/ring.hpp"
 
 namespace spiralpir::testing {
 

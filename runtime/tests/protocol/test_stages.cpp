@@ -4,10 +4,10 @@
 // the response is identical at 1, 2 and 3 threads; the C ABI works end to end.
 #include <gtest/gtest.h>
 
-#include "spiralpir/bench_driver.hpp"
-#include "spiralpir/capi.hpp"
-#include "spiralpir/noise.hpp"
-#include "spiralpir/service.hpp"
+#include "spiralpir/testing/bench_driver.hpp"
+#include "spiralpir/spiral/capi.hpp"
+#include "spiralpir/testing/noise.hpp"
+#include "spiralpir/spiral/service.hpp"
 #include "test_params.hpp"
 
 using namespace spiralpir;

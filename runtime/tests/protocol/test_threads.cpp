@@ -9,8 +9,8 @@
 #include <thread>
 #include <vector>
 
-#include "spiralpir/server.hpp"
-#include "spiralpir/service.hpp"
+#include "spiralpir/spiral/server.hpp"
+#include "spiralpir/spiral/service.hpp"
 #include "test_params.hpp"
 
 using namespace spiralpir;

@@ -14,8 +14,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "spiralpir/first_dim.hpp"
-#include "spiralpir/random.hpp"
+#include "spiralpir/spiral/first_dim.hpp"
+#include "spiralpir/arith/random.hpp"
 #include "../protocol/test_params.hpp"
 
 namespace spiralpir {

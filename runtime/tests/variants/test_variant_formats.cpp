@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "spiralpir/capi.hpp"
+#include "spiralpir/spiral/capi.hpp"
 #include "variant_params.hpp"
 
 using namespace spiralpir;

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "spiralpir/service.hpp"
+#include "spiralpir/spiral/service.hpp"
 #include "variant_params.hpp"
 
 using namespace spiralpir;

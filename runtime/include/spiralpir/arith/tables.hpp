@@ -12,9 +12,9 @@
 #include <array>
 #include <cstdint>
 
-#include "spiralpir/modarith.hpp"
-#include "spiralpir/ntt.hpp"
-#include "spiralpir/ring.hpp"
+#include "spiralpir/arith/modarith.hpp"
+#include "spiralpir/arith/ntt.hpp"
+#include "spiralpir/arith/ring.hpp"
 
 namespace spiralpir {
 

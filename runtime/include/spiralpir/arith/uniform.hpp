@@ -10,8 +10,8 @@
 
 #include <cstdint>
 
-#include "spiralpir/poly.hpp"
-#include "spiralpir/random.hpp"
+#include "spiralpir/arith/poly.hpp"
+#include "spiralpir/arith/random.hpp"
 
 namespace spiralpir {
 

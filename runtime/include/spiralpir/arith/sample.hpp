@@ -23,9 +23,9 @@
 #include <span>
 #include <vector>
 
-#include "spiralpir/modarith.hpp"
-#include "spiralpir/poly.hpp"
-#include "spiralpir/random.hpp"
+#include "spiralpir/arith/modarith.hpp"
+#include "spiralpir/arith/poly.hpp"
+#include "spiralpir/arith/random.hpp"
 
 namespace spiralpir {
 

@@ -16,9 +16,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "spiralpir/modarith.hpp"
-#include "spiralpir/poly.hpp"
-#include "spiralpir/ring.hpp"
+#include "spiralpir/arith/modarith.hpp"
+#include "spiralpir/arith/poly.hpp"
+#include "spiralpir/arith/ring.hpp"
 
 namespace spiralpir {
 

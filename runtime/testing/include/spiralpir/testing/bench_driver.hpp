@@ -1,4 +1,4 @@
-// spiralpir/bench_driver.hpp — `int spiralpir::run_bench<P>(argc, argv)`, the body of every
+// spiralpir/testing/bench_driver.hpp — `int spiralpir::run_bench<P>(argc, argv)`, the body of every
 // generated benchmark executable (and of `spiralpir bench`).
 //
 // Options:
@@ -35,8 +35,8 @@
 #include <string>
 #include <vector>
 
-#include "spiralpir/noise.hpp"
-#include "spiralpir/service.hpp"
+#include "spiralpir/testing/noise.hpp"
+#include "spiralpir/spiral/service.hpp"
 
 namespace spiralpir {
 
@@ -446,4 +446,4 @@ int run_bench(int argc, char** argv) {
 
 }  // namespace spiralpir
 
-#include "spiralpir/variant_bench.hpp"
+#include "spiralpir/testing/variant_bench.hpp"

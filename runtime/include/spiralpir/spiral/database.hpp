@@ -1,4 +1,4 @@
-// spiralpir/database.hpp — the preprocessed database: item layout (FORMATS.md §5), the NTT/CRT
+// spiralpir/spiral/database.hpp — the preprocessed database: item layout (FORMATS.md §5), the NTT/CRT
 // word layout of the first-dimension kernel, and save/map of preprocessed files.
 //
 // Word layout (FORMATS.md §4, preprocessed database format version 2), in u32 units. The CRT
@@ -37,7 +37,7 @@
 #include <string>
 #include <vector>
 
-#include "spiralpir/protocol_common.hpp"
+#include "spiralpir/spiral/protocol_common.hpp"
 
 namespace spiralpir {
 

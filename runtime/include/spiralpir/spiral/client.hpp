@@ -1,4 +1,4 @@
-// spiralpir/client.hpp — the SPIRAL client: keys from a 32-byte master seed, public parameters,
+// spiralpir/spiral/client.hpp — the SPIRAL client: keys from a 32-byte master seed, public parameters,
 // queries (one seed-compressed scalar Regev ct packing the first-dimension one-hot index and the
 // nu_2·t_gsw GSW digits), response decoding and item extraction.
 #pragma once
@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "spiralpir/database.hpp"
-#include "spiralpir/keys.hpp"
+#include "spiralpir/spiral/database.hpp"
+#include "spiralpir/spiral/keys.hpp"
 
 namespace spiralpir {
 

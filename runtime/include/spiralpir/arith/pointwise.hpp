@@ -12,7 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "spiralpir/cpu_features.hpp"
+#include "spiralpir/core/cpu_features.hpp"
 
 namespace spiralpir {
 

@@ -1,4 +1,4 @@
-// spiralpir/error.hpp — the exception hierarchy of the runtime. Every failure a caller can cause
+// spiralpir/core/error.hpp — the exception hierarchy of the runtime. Every failure a caller can cause
 // (malformed input, wrong parameters, bad arguments) throws a subclass of spiralpir::Error with
 // a message that names the object and the violated bound.
 #pragma once

@@ -1,4 +1,4 @@
-// spiralpir/server.hpp — the SPIRAL server pipeline as separate stages:
+// spiralpir/spiral/server.hpp — the SPIRAL server pipeline as separate stages:
 //   parse_query → expand (coefficient expansion) → convert (ScalToMat + RegevToGSW)
 //   → first_dimension (DB × matrix Regev, lazy reduction) → fold (external products)
 //   → modswitch_encode (split modulus switching, bit-packed response).
@@ -13,10 +13,10 @@
 #include <tuple>
 #include <vector>
 
-#include "spiralpir/automorphism.hpp"
-#include "spiralpir/database.hpp"
-#include "spiralpir/first_dim.hpp"
-#include "spiralpir/keys.hpp"
+#include "spiralpir/arith/automorphism.hpp"
+#include "spiralpir/spiral/database.hpp"
+#include "spiralpir/spiral/first_dim.hpp"
+#include "spiralpir/spiral/keys.hpp"
 
 namespace spiralpir {
 

@@ -1,4 +1,4 @@
-// spiralpir/variants.hpp — the rest of the SPIRAL family (issue 8): SpiralStream, SpiralPack and
+// spiralpir/spiral/variants.hpp — the rest of the SPIRAL family (issue 8): SpiralStream, SpiralPack and
 // SpiralStreamPack, behind the same service API as vanilla SPIRAL (Client<P>, Server<P>,
 // PublicParams<P> are specialized here for P::variant != spiral), plus the streaming API for
 // every variant (prepare a query once, answer any number of databases with it).
@@ -41,8 +41,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "spiralpir/noise.hpp"
-#include "spiralpir/service.hpp"
+#include "spiralpir/testing/noise.hpp"
+#include "spiralpir/spiral/service.hpp"
 
 namespace spiralpir {
 

@@ -28,13 +28,13 @@
 #include <utility>
 #include <vector>
 
-#include "spiralpir/aligned.hpp"
-#include "spiralpir/crt.hpp"
-#include "spiralpir/modarith.hpp"
-#include "spiralpir/ntt.hpp"
-#include "spiralpir/pointwise.hpp"
-#include "spiralpir/ring.hpp"
-#include "spiralpir/tables.hpp"
+#include "spiralpir/core/aligned.hpp"
+#include "spiralpir/arith/crt.hpp"
+#include "spiralpir/arith/modarith.hpp"
+#include "spiralpir/arith/ntt.hpp"
+#include "spiralpir/arith/pointwise.hpp"
+#include "spiralpir/arith/ring.hpp"
+#include "spiralpir/arith/tables.hpp"
 
 namespace spiralpir {
 

@@ -1,4 +1,4 @@
-// spiralpir/noise.hpp — TEST-ONLY noise instrumentation. NoiseMeter decrypts the server's
+// spiralpir/testing/noise.hpp — TEST-ONLY noise instrumentation. NoiseMeter decrypts the server's
 // intermediate ciphertexts with the client's secret key and records the measured noise after
 // each stage. It needs the secret: never use it outside tests and benchmarks.
 //
@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "spiralpir/client.hpp"
-#include "spiralpir/server.hpp"
+#include "spiralpir/spiral/client.hpp"
+#include "spiralpir/spiral/server.hpp"
 
 namespace spiralpir {
 

@@ -1,4 +1,4 @@
-// spiralpir/capi.hpp — SPIRALPIR_DEFINE_C_API(prefix, ParamsType) emits the C ABI of one
+// spiralpir/spiral/capi.hpp — SPIRALPIR_DEFINE_C_API(prefix, ParamsType) emits the C ABI of one
 // compiled parameter set (CONTRACT.md "High-level C++ API + C ABI"). Every int-returning function
 // returns 0 on success, else nonzero with a thread-local message from PREFIX_last_error().
 // Buffers returned through uint8_t** are malloc'd; release them with PREFIX_free.
@@ -38,7 +38,7 @@
 #include <string>
 #include <vector>
 
-#include "spiralpir/service.hpp"
+#include "spiralpir/spiral/service.hpp"
 
 extern "C" {
 typedef void (*spiralpir_progress_fn)(void* ctx, uint64_t done, uint64_t total);

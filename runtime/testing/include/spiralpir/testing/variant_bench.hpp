@@ -1,4 +1,4 @@
-// spiralpir/variant_bench.hpp — the benchmark body for SpiralStream / SpiralPack /
+// spiralpir/testing/variant_bench.hpp — the benchmark body for SpiralStream / SpiralPack /
 // SpiralStreamPack builds (run_bench<P> in bench_driver.hpp dispatches here when
 // P::variant != spiral), and the streaming measurement for every variant.
 //
@@ -16,8 +16,8 @@
 //   stream), plus "packing" (the final (n+1)×n cts, rounded) and "modswitch".
 #pragma once
 
-#include "spiralpir/bench_driver.hpp"
-#include "spiralpir/variants.hpp"
+#include "spiralpir/testing/bench_driver.hpp"
+#include "spiralpir/spiral/variants.hpp"
 
 namespace spiralpir {
 

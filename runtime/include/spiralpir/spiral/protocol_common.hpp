@@ -1,4 +1,4 @@
-// spiralpir/protocol_common.hpp — helpers shared by the protocol headers (client, server,
+// spiralpir/spiral/protocol_common.hpp — helpers shared by the protocol headers (client, server,
 // keys): a deterministic parallel_for, lazy dot products of NTT polynomials, monomial
 // multiplication, seeded uniform polynomials, and q-bit polynomial (de)serialisation.
 #pragma once
@@ -24,15 +24,15 @@
 #include <immintrin.h>
 #endif
 
-#include "spiralpir/cpu_features.hpp"
-#include "spiralpir/crt.hpp"
-#include "spiralpir/format.hpp"
-#include "spiralpir/gadget.hpp"
-#include "spiralpir/pointwise.hpp"
-#include "spiralpir/params.hpp"
-#include "spiralpir/poly.hpp"
-#include "spiralpir/random.hpp"
-#include "spiralpir/ring.hpp"
+#include "spiralpir/core/cpu_features.hpp"
+#include "spiralpir/arith/crt.hpp"
+#include "spiralpir/spiral/format.hpp"
+#include "spiralpir/arith/gadget.hpp"
+#include "spiralpir/arith/pointwise.hpp"
+#include "spiralpir/spiral/params.hpp"
+#include "spiralpir/arith/poly.hpp"
+#include "spiralpir/arith/random.hpp"
+#include "spiralpir/arith/ring.hpp"
 
 namespace spiralpir {
 

@@ -1,4 +1,4 @@
-// spiralpir/format.hpp — wire formats: the params canonical string and hash, the fixed 32-byte
+// spiralpir/spiral/format.hpp — wire formats: the params canonical string and hash, the fixed 32-byte
 // object header, bounded header validation, and LSB-first bit packing. runtime/FORMATS.md is
 // the normative description; everything here implements it.
 #pragma once
@@ -14,8 +14,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "spiralpir/error.hpp"
-#include "spiralpir/params.hpp"
+#include "spiralpir/core/error.hpp"
+#include "spiralpir/spiral/params.hpp"
 
 namespace spiralpir {
 

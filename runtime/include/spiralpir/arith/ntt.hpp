@@ -20,8 +20,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "spiralpir/aligned.hpp"
-#include "spiralpir/cpu_features.hpp"
+#include "spiralpir/core/aligned.hpp"
+#include "spiralpir/core/cpu_features.hpp"
 
 namespace spiralpir {
 

@@ -14,9 +14,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "spiralpir/ntt.hpp"
-#include "spiralpir/poly.hpp"
-#include "spiralpir/tables.hpp"
+#include "spiralpir/arith/ntt.hpp"
+#include "spiralpir/arith/poly.hpp"
+#include "spiralpir/arith/tables.hpp"
 
 namespace spiralpir {
 

@@ -1,4 +1,4 @@
-// spiralpir/first_dim.hpp — the first-dimension hot loop: for every instance and folding index j,
+// spiralpir/spiral/first_dim.hpp — the first-dimension hot loop: for every instance and folding index j,
 // out[j] = Σ_{i < 2^nu_1} C_i · D[i][j] with C_i the (n+1)×n matrix Regev query cts and D the
 // n×n plaintexts, all in NTT/CRT form (database.hpp gives the word layout).
 //
@@ -31,8 +31,8 @@
 #define SPIRALPIR_FIRSTDIM_X86 1
 #endif
 
-#include "spiralpir/cpu_features.hpp"
-#include "spiralpir/database.hpp"
+#include "spiralpir/core/cpu_features.hpp"
+#include "spiralpir/spiral/database.hpp"
 
 namespace spiralpir {
 

@@ -1,4 +1,4 @@
-// spiralpir/params.hpp — the protocol parameter concept and every derived constant.
+// spiralpir/spiral/params.hpp — the protocol parameter concept and every derived constant.
 //
 // A parameter type is a plain struct of static constexpr members (generated code writes it,
 // see /work/coord/CONTRACT.md "Protocol params type"):

@@ -1,4 +1,4 @@
-// spiralpir/service.hpp — the high-level C++ API over one compiled parameter type P.
+// spiralpir/spiral/service.hpp — the high-level C++ API over one compiled parameter type P.
 //
 //   PublicParams<P>::load(buf, len[, threads])       parse + expand a client's public params
 //   Client<P>(seed or nullptr)                       keys from a 32-byte seed (nullptr: OS entropy)
@@ -21,9 +21,9 @@
 #include <string>
 #include <vector>
 
-#include "spiralpir/client.hpp"
-#include "spiralpir/heap.hpp"
-#include "spiralpir/server.hpp"
+#include "spiralpir/spiral/client.hpp"
+#include "spiralpir/core/heap.hpp"
+#include "spiralpir/spiral/server.hpp"
 
 namespace spiralpir {
 
@@ -184,4 +184,4 @@ std::string params_json() {
 }  // namespace spiralpir
 
 // SpiralStream / SpiralPack / SpiralStreamPack specializations and the streaming API (issue 8).
-#include "spiralpir/variants.hpp"
+#include "spiralpir/spiral/variants.hpp"

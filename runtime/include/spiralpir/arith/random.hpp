@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <span>
 
-#include "spiralpir/modarith.hpp"
+#include "spiralpir/arith/modarith.hpp"
 
 namespace spiralpir {
 

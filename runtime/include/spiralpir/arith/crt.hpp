@@ -14,9 +14,9 @@
 #include <array>
 #include <cstdint>
 
-#include "spiralpir/modarith.hpp"
-#include "spiralpir/ring.hpp"
-#include "spiralpir/tables.hpp"
+#include "spiralpir/arith/modarith.hpp"
+#include "spiralpir/arith/ring.hpp"
+#include "spiralpir/arith/tables.hpp"
 
 namespace spiralpir {
 

@@ -1,4 +1,4 @@
-// spiralpir/keys.hpp — secret keys and public parameters of vanilla SPIRAL.
+// spiralpir/spiral/keys.hpp — secret keys and public parameters of vanilla SPIRAL.
 //
 // Conventions (FORMATS.md §4 gives the wire order):
 //   * scalar Regev under s_reg: ct = (a, b), phase = b − s_reg·a.
@@ -15,9 +15,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "spiralpir/automorphism.hpp"
-#include "spiralpir/protocol_common.hpp"
-#include "spiralpir/sample.hpp"
+#include "spiralpir/arith/automorphism.hpp"
+#include "spiralpir/spiral/protocol_common.hpp"
+#include "spiralpir/arith/sample.hpp"
 
 namespace spiralpir {
 

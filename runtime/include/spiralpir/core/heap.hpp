@@ -1,4 +1,4 @@
-// spiralpir/heap.hpp — keep freed heap memory in the process from one answer to the next.
+// spiralpir/core/heap.hpp — keep freed heap memory in the process from one answer to the next.
 //
 // An answer allocates and frees hundreds of MB of ciphertexts (thousands of 16–64 KiB
 // polynomials). glibc by default gives the free top of a heap back to the kernel and serves

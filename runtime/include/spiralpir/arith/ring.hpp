@@ -18,7 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "spiralpir/modarith.hpp"
+#include "spiralpir/arith/modarith.hpp"
 
 namespace spiralpir {
 
