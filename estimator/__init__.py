@@ -27,5 +27,9 @@ cost_model="matzov") -> dict``
     CI gate: raises ``SpiralpirError`` if a params.json is below ``floor`` bits.
 
 Lower level: ``lwe_parameters.LWEParameters``, ``distributions`` (units explicit),
-``estimate.estimate(params, cost_model, deny=...)`` returning a per-attack ``Report``.
+``estimate.estimate(params, cost_model, deny=...)`` returning a per-attack ``Report``; the
+attacks themselves, one module per family, in ``attacks/`` (primal, hybrid, dual).
+
+This package is the bottom Python layer: it imports nothing from ``spiralpir.optimizer`` and
+defines the project's error type, ``errors.SpiralpirError``, which the optimizer re-exports.
 """

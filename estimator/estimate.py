@@ -11,9 +11,9 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from . import dual as _dual
-from . import hybrid as _hybrid
-from . import primal as _primal
+from .attacks import dual as _dual
+from .attacks import hybrid as _hybrid
+from .attacks import primal as _primal
 from .cost import AttackCost
 from .lwe_parameters import LWEParameters
 from .reduction import CostModel, get_cost_model
@@ -26,7 +26,7 @@ ATTACKS: dict[str, AttackFn] = {
     "bdd_hybrid": _hybrid.bdd_hybrid,
     "bdd_mitm_hybrid": _hybrid.bdd_mitm_hybrid,
     "dual": _dual.dual,
-    "dual_hybrid": _hybrid.dual_hybrid,
+    "dual_hybrid": _dual.dual_hybrid,
 }
 
 

@@ -1,5 +1,6 @@
-"""The project's exception type: every user-facing failure raises it with an actionable message."""
+"""The project's exception type, re-exported from the bottom layer (``spiralpir.estimator.errors``,
+where it is defined so that the estimator depends on nothing from the optimizer)."""
 
+from spiralpir.estimator.errors import SpiralpirError
 
-class SpiralpirError(Exception):
-    """A failure the user can act on; the CLI prints it as one line on stderr and exits non-zero."""
+__all__ = ["SpiralpirError"]

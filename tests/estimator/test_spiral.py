@@ -1,4 +1,4 @@
-"""The SPIRAL mapping, units, and the known anchors of DESIGN.md §3."""
+"""The SPIRAL mapping, units, and known security levels of SPIRAL's rings (anchors)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""Primal attacks: uSVP (Kannan embedding) and BDD, and the BKZ + final-step engine that the
-primal hybrids (hybrid.py) reuse.
+"""Primal attacks: uSVP (Kannan embedding) and BDD, and the BKZ + final-step engine at a fixed
+number ζ of guessed coordinates that the primal hybrids (``hybrid``) search over.
+
+Owns ``usvp`` and ``bdd`` (the ζ = 0 case of the engine).
 
 Assumptions (as in the reference estimator): the GSA describes the reduced basis; the
 [ADPS16] success condition for uSVP, σ·√β ≤ δ^(2β−d)·Vol^(1/d) (with the embedding factor
@@ -17,12 +19,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .cost import AttackCost
-from .logmath import INF, LN2, log2_add, log2_amplify
-from .lwe_parameters import LWEParameters
-from .prob import log2_babai, log2_drop, log2_mitm_admissible
-from .reduction import MAX_BETA, CostModel, delta
-from .search import descend, first_true, grid_min, refine_min
+from ..cost import AttackCost
+from ..logmath import INF, LN2, log2_add, log2_amplify
+from ..lwe_parameters import LWEParameters
+from ..prob import log2_babai, log2_drop, log2_mitm_admissible
+from ..reduction import MAX_BETA, CostModel, delta
+from ..search import descend, first_true, grid_min, refine_min
 
 LOG2_TARGET = math.log2(0.99)
 
