@@ -146,6 +146,8 @@ CPP_SRC_LAYERS: Mapping[str, str] = {
     "ternary.cpp": "arith",
     "ntt_*": "arith",
     "pointwise_*": "arith",
+    "dot_*": "arith",
+    "gadget_*": "arith",
 }
 
 # ------------------------------------------------------------------------------------------
@@ -226,9 +228,10 @@ def py_violations(
 
 
 def cpp_layer(node: str, src_layers: Mapping[str, str] = CPP_SRC_LAYERS) -> str | None:
-    """Layer of a runtime file named as it is included ("spiralpir/arith/ntt.hpp") or, for
-    the library's sources, "src/<path>"; ``None`` if nothing claims it."""
+    """Layer of a runtime file named as in ``cpp_graph``; ``None`` if nothing claims it."""
     parts = node.split("/")
+    if parts[0] == CPP_TESTING:
+        return CPP_TESTING
     if parts[0] == "spiralpir" and len(parts) >= 3:
         return parts[1] if parts[1] in (*CPP_LAYERS, CPP_TESTING) else None
     if parts[0] == "src":
@@ -366,16 +369,19 @@ _INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.MULTILINE)
 
 
 def cpp_graph(root: Path = REPO) -> dict[str, list[tuple[str, int]]]:
+    """Runtime file -> [(included runtime file, line)]. Headers are named as they are included
+    ("spiralpir/arith/ntt.hpp"), other files by their place: "src/…", "testing/…"."""
     runtime = root / "runtime"
     names: dict[Path, str] = {}
     for base, prefix in (
         (runtime / "include", ""),
         (runtime / "testing" / "include", ""),
+        (runtime / "testing", "testing/"),
         (runtime / "src", "src/"),
     ):
         for path in sorted(base.rglob("*")):
             if path.suffix in (".hpp", ".h", ".cpp", ".cc", ".inc"):
-                names[path] = prefix + path.relative_to(base).as_posix()
+                names.setdefault(path, prefix + path.relative_to(base).as_posix())
     graph: dict[str, list[tuple[str, int]]] = {}
     for path, name in names.items():
         text = path.read_text()
@@ -551,9 +557,20 @@ def test_include_parser_reads_every_include_line(tmp_path: Path) -> None:
     (inc / "b.hpp").write_text("#pragma once\nint f();\n  #  include <spiralpir/spiral/late.hpp>\n")
     (src / "k.hpp").write_text("#pragma once\n")
     (src / "k.cpp").write_text('#include "k.hpp"\n#include "spiralpir/arith/a.hpp"\n')
+    bench = tmp_path / "runtime" / "testing" / "bench"
+    bench.mkdir(parents=True)
+    (bench / "main.cpp").write_text('#include "spiralpir/arith/a.hpp"\n')
     assert cpp_graph(tmp_path) == {
         "spiralpir/arith/a.hpp": [("spiralpir/arith/b.hpp", 3)],
         "spiralpir/arith/b.hpp": [("spiralpir/spiral/late.hpp", 3)],
         "src/k.cpp": [("src/k.hpp", 1), ("spiralpir/arith/a.hpp", 2)],
         "src/k.hpp": [],
+        "testing/bench/main.cpp": [("spiralpir/arith/a.hpp", 1)],
     }
+    assert cpp_violations(cpp_graph(tmp_path)) == [
+        "spiralpir/arith/b.hpp:3 includes spiralpir/spiral/late.hpp: no such runtime header",
+        "src/k.cpp is in no layer: put it under a layer directory or claim it in CPP_SRC_LAYERS "
+        "(tests/test_layers.py)",
+        "src/k.hpp is in no layer: put it under a layer directory or claim it in CPP_SRC_LAYERS "
+        "(tests/test_layers.py)",
+    ]
