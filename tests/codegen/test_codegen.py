@@ -105,14 +105,15 @@ def test_strict_inputs(tmp_path: Path) -> None:
 
 def test_templates_are_strict() -> None:
     import jinja2
+    from spiralpir.optimizer.codegen import rendering
 
-    env = codegen._environment()
+    env = rendering._environment()
     with pytest.raises(jinja2.UndefinedError):
         env.get_template("instance.cpp.j2").render(name="x")
 
 
 def test_ci_twin_is_smaller_and_fits() -> None:
-    from spiralpir.optimizer.params import Parameters
+    from spiralpir.optimizer.params.parameters import Parameters
 
     for name in CHECKED_IN:
         lit = _doc(name)["params"]
@@ -150,7 +151,7 @@ def test_static_asserts_reject_wrong_constants(corrupt: tuple[str, str], tmp_pat
 
 
 def test_builder_explains_missing_tools(monkeypatch: pytest.MonkeyPatch) -> None:
-    from spiralpir.optimizer import builder
+    from spiralpir.optimizer.build import builder
 
     real_which = builder.shutil.which
     monkeypatch.setattr(builder.shutil, "which",
@@ -166,7 +167,7 @@ def test_builder_explains_missing_tools(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_builder_refuses_avx512_on_a_cpu_without_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    from spiralpir.optimizer import builder
+    from spiralpir.optimizer.build import builder
 
     monkeypatch.setattr(builder, "cpu_has_avx512", lambda: False)
     with pytest.raises(SpiralpirError, match="lacks AVX-512"):
@@ -174,7 +175,7 @@ def test_builder_refuses_avx512_on_a_cpu_without_it(monkeypatch: pytest.MonkeyPa
 
 
 def test_not_a_generated_build(tmp_path: Path) -> None:
-    from spiralpir.optimizer import builder
+    from spiralpir.optimizer.build import builder
 
     with pytest.raises(SpiralpirError, match="not a generated build"):
         builder.build(tmp_path, show_progress=False)

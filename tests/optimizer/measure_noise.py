@@ -9,7 +9,8 @@ build`'s bench target, runtime shared under BUILD), runs
     <bench> --json --threads 1 --trials 1 --noise [--implicit-db --max-db-gib G]
 
 (the runtime's test-only NoiseMeter decrypts every intermediate ciphertext with the secret key
-and reports each stage's noise variance; runtime/testing/include/spiralpir/testing/noise.hpp) and writes
+and reports each stage's noise variance; runtime/testing/include/spiralpir/testing/noise.hpp)
+and writes
 tests/optimizer/data/measured/noise/NAME.json = {params, bench, command, commit, what}
 (data/measured/*.json are the previous session's full-size benchmark reports).
 The runtime is built from $SPIRALPIR_RUNTIME_SOURCE when set (e.g. a `git archive` snapshot
@@ -31,8 +32,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from spiralpir.optimizer import builder, codegen
-from spiralpir.optimizer.params import Parameters
+from spiralpir.optimizer import codegen
+from spiralpir.optimizer.build import builder
+from spiralpir.optimizer.params.parameters import Parameters
 
 REPO = Path(__file__).resolve().parents[2]
 OUT = Path(__file__).resolve().parent / "data" / "measured" / "noise"

@@ -1,14 +1,14 @@
 """The models against what the runtime measured (recorded `bench --json --noise` runs).
 
-Noise: every file of tests/optimizer/data/measured/noise/ (re-measure with
-`python tests/optimizer/measure_noise.py`, see each file's "command" and "commit"), of
-tests/optimizer/data/measured/ (generated builds' full benchmark reports of the previous
-session) and of tests/variants/data/measured/ (the variant builds' CI twins) holds the
-runtime noise hook's per-stage variances (runtime/testing/include/spiralpir/testing/noise.hpp decrypts every
-intermediate ciphertext with the secret key). Every stage measured on enough coefficients must
-be within a factor 2 of optimizer/noise.py, and the predicted failure probability must not be
-below what the measured noise implies. Files whose noise predates the runtime's centred
-database coefficients (commit 29e2175) say so in "noise_stale" and are not noise references.
+Noise: every file of tests/optimizer/data/measured/noise/ (re-measure with `python
+tests/optimizer/measure_noise.py`, see each file's "command" and "commit"), of
+tests/optimizer/data/measured/ (generated builds' full benchmark reports of the previous session)
+and of tests/variants/data/measured/ (the variant builds' CI twins) holds the runtime noise hook's
+per-stage variances (runtime/testing/include/spiralpir/testing/noise.hpp decrypts every intermediate
+ciphertext with the secret key). Every stage measured on enough coefficients must be within a factor
+2 of optimizer/noise.py, and the predicted failure probability must not be below what the measured
+noise implies. Files whose noise predates the runtime's centred database coefficients (commit
+29e2175) say so in "noise_stale" and are not noise references.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import math
 from pathlib import Path
 
 import pytest
-from spiralpir.optimizer.noise import (
+from spiralpir.optimizer.models.noise import (
     CORRECTNESS_LOG2,
     StageNoise,
     direct_first,
@@ -27,8 +27,8 @@ from spiralpir.optimizer.noise import (
     secret_variance,
     stage_variances,
 )
-from spiralpir.optimizer.params import Parameters
-from spiralpir.optimizer.sizes import Sizes
+from spiralpir.optimizer.params.parameters import Parameters
+from spiralpir.optimizer.params.sizes import Sizes
 
 HERE = Path(__file__).parent
 DATA = sorted((HERE / "data" / "measured").glob("*.json"))

@@ -9,14 +9,15 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 import pytest
-from spiralpir.optimizer.cost import Profile, server_seconds, split_seconds, stage_seconds
-from spiralpir.optimizer.enumerate import enumerate_all
-from spiralpir.optimizer.model import Evaluation, Options, evaluate, literal, rings, structures
-from spiralpir.optimizer.noise import stage_variances
-from spiralpir.optimizer.params import Parameters
-from spiralpir.optimizer.primes import find_q2
-from spiralpir.optimizer.search import search
-from spiralpir.optimizer.sizes import Sizes
+from spiralpir.optimizer.models.cost import Profile, server_seconds, split_seconds, stage_seconds
+from spiralpir.optimizer.models.noise import stage_variances
+from spiralpir.optimizer.params.parameters import Parameters
+from spiralpir.optimizer.params.primes import find_q2
+from spiralpir.optimizer.params.sizes import Sizes
+from spiralpir.optimizer.plan.evaluate import Evaluation, evaluate, literal
+from spiralpir.optimizer.plan.oracle import enumerate_all
+from spiralpir.optimizer.plan.search import search
+from spiralpir.optimizer.plan.space import Options, rings, structures
 
 
 def monotone_security(d: int, log2_q: float, width: float, secret: str) -> float:

@@ -8,8 +8,8 @@ import random
 
 import pytest
 from spiralpir.optimizer.errors import SpiralpirError
-from spiralpir.optimizer.params import PAPER_EXAMPLE, Parameters, layout
-from spiralpir.optimizer.primes import find_q2, is_prime, modulus_table, ntt_primes
+from spiralpir.optimizer.params.parameters import PAPER_EXAMPLE, Parameters, layout
+from spiralpir.optimizer.params.primes import find_q2, is_prime, modulus_table, ntt_primes
 
 
 def test_paper_example_derived_values() -> None:

@@ -8,9 +8,10 @@ import sys
 
 import pytest
 from click.testing import CliRunner
-from spiralpir.optimizer.cmd_plan import plan as plan_cmd
+from spiralpir.optimizer.cli.cmd_plan import plan as plan_cmd
+from spiralpir.optimizer.cli.counts import parse_count
 from spiralpir.optimizer.errors import SpiralpirError
-from spiralpir.optimizer.planning import ESTIMATE_KEYS, parse_count, plan
+from spiralpir.optimizer.plan.planner import ESTIMATE_KEYS, plan
 
 
 @pytest.mark.parametrize("text,value", [

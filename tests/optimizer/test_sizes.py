@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from spiralpir.optimizer.params import PAPER_EXAMPLE, Parameters
-from spiralpir.optimizer.sizes import Sizes, pp_polys
+from spiralpir.optimizer.params.parameters import PAPER_EXAMPLE, Parameters
+from spiralpir.optimizer.params.sizes import Sizes, pp_polys
 
 
 def test_formats_reference_set_1() -> None:

@@ -16,21 +16,19 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from spiralpir.optimizer import sizes
-from spiralpir.optimizer.cmd_generate import generate as generate_cmd
-from spiralpir.optimizer.cmd_plan import plan as plan_cmd
-from spiralpir.optimizer.cost import Profile, params_db_bytes, split_seconds, stage_seconds
-from spiralpir.optimizer.enumerate import enumerate_all
+from spiralpir.optimizer.cli.cmd_generate import generate as generate_cmd
+from spiralpir.optimizer.cli.cmd_plan import plan as plan_cmd
 from spiralpir.optimizer.errors import SpiralpirError
-from spiralpir.optimizer.model import (
-    STREAM_TIE_WEIGHT,
-    Options,
-    one_time_weight,
-)
-from spiralpir.optimizer.noise import stage_variances
-from spiralpir.optimizer.params import VARIANTS, Parameters
-from spiralpir.optimizer.planning import ESTIMATE_KEYS, plan
-from spiralpir.optimizer.search import search
+from spiralpir.optimizer.models.cost import Profile, params_db_bytes, split_seconds, stage_seconds
+from spiralpir.optimizer.models.noise import stage_variances
+from spiralpir.optimizer.params import sizes
+from spiralpir.optimizer.params.parameters import Parameters
+from spiralpir.optimizer.params.variants import VARIANTS
+from spiralpir.optimizer.plan.evaluate import one_time_weight
+from spiralpir.optimizer.plan.oracle import enumerate_all
+from spiralpir.optimizer.plan.planner import ESTIMATE_KEYS, plan
+from spiralpir.optimizer.plan.search import search
+from spiralpir.optimizer.plan.space import STREAM_TIE_WEIGHT, Options
 from test_model import monotone_security, sample_candidates
 
 SMALL = {"security": monotone_security, "poly_lens": (1024, 2048), "n_max": 2,

@@ -22,10 +22,10 @@ import random
 from pathlib import Path
 
 import pytest
-from spiralpir.optimizer.calibrate import Kernels, fit, kernel_costs, stage_times
-from spiralpir.optimizer.cost import STAGES, Profile, params_db_bytes, stage_seconds
-from spiralpir.optimizer.params import Parameters
-from spiralpir.optimizer.validation import compare
+from spiralpir.optimizer.measure.calibrate import Kernels, fit, kernel_costs, stage_times
+from spiralpir.optimizer.measure.validation import compare
+from spiralpir.optimizer.models.cost import STAGES, Profile, params_db_bytes, stage_seconds
+from spiralpir.optimizer.params.parameters import Parameters
 
 DATA = sorted((Path(__file__).parent / "data" / "timing").glob("*.json"))
 

@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from spiralpir.optimizer import builder
-from spiralpir.optimizer.instance import Build, ClientKeys, PublicParams, ServerDb
+from spiralpir.optimizer.build import builder
+from spiralpir.optimizer.service.binding import Build, ClientKeys, PublicParams, ServerDb
 
 
 def bench(source: Path, ci: bool, threads: int, trials: int, blocks: int) -> dict[str, Any]:

@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 
 import pytest
-from spiralpir.optimizer.params import Parameters
-from spiralpir.optimizer.sizes import Sizes
+from spiralpir.optimizer.params.parameters import Parameters
+from spiralpir.optimizer.params.sizes import Sizes
 
 DATA = sorted((Path(__file__).parent / "data" / "measured").glob("*.json"))
 

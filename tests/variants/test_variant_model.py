@@ -9,16 +9,17 @@ import random
 
 import numpy as np
 import pytest
-from spiralpir.optimizer import noise
-from spiralpir.optimizer.cost import Profile, server_seconds, stage_op_counts
-from spiralpir.optimizer.enumerate import enumerate_all
-from spiralpir.optimizer.model import Options, evaluate, literal, rings, structures
-from spiralpir.optimizer.noise import stage_variances
-from spiralpir.optimizer.params import PAPER_EXAMPLE, Parameters
-from spiralpir.optimizer.planning import plan
-from spiralpir.optimizer.primes import find_q2
-from spiralpir.optimizer.search import search
-from spiralpir.optimizer.sizes import Sizes
+from spiralpir.optimizer.models import noise
+from spiralpir.optimizer.models.cost import Profile, server_seconds, stage_op_counts
+from spiralpir.optimizer.models.noise import stage_variances
+from spiralpir.optimizer.params.parameters import PAPER_EXAMPLE, Parameters
+from spiralpir.optimizer.params.primes import find_q2
+from spiralpir.optimizer.params.sizes import Sizes
+from spiralpir.optimizer.plan.evaluate import evaluate, literal
+from spiralpir.optimizer.plan.oracle import enumerate_all
+from spiralpir.optimizer.plan.planner import plan
+from spiralpir.optimizer.plan.search import search
+from spiralpir.optimizer.plan.space import Options, rings, structures
 
 VARIANTS = ("stream", "pack", "stream_pack")
 
@@ -162,9 +163,10 @@ def test_plan_variants_and_auto() -> None:
 @pytest.mark.parametrize("variant", ["stream", "stream_pack"])
 def test_direct_conv_filter_is_exact(variant: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Direct first-dimension structures filter t_conv on its own RegevToGSW/packing terms
-    (variants._direct_conv_lengths): over random structures, the best feasible objective with
+    (evaluate._direct_conv_lengths): over random structures, the best feasible objective with
     the filter equals the one over every gadget length."""
-    from spiralpir.optimizer import model, variants
+    from spiralpir.optimizer.plan import evaluate as evaluator
+    from spiralpir.optimizer.plan import space
 
     rng = random.Random(7 if variant == "stream" else 8)
     profile = Profile.load()
@@ -177,8 +179,8 @@ def test_direct_conv_filter_is_exact(variant: str, monkeypatch: pytest.MonkeyPat
             for s in rng.sample(ss, min(6, len(ss))):
                 ev = evaluate(s, records, size, opts, profile)
                 with monkeypatch.context() as mp:
-                    mp.setattr(variants, "_direct_conv_lengths",
-                               lambda d, q, *a: model.gadget_lengths(q.bit_length()))
+                    mp.setattr(evaluator, "_direct_conv_lengths",
+                               lambda d, q, *a: space.gadget_lengths(q.bit_length()))
                     full = evaluate(s, records, size, opts, profile)
                 best = np.min(np.where(ev.feasible, ev.objective, np.inf))
                 best_full = np.min(np.where(full.feasible, full.objective, np.inf))
