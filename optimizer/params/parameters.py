@@ -438,19 +438,3 @@ class Parameters:
 
 
 FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Parameters))
-
-# SPIRAL's published ring and the demo parameter set of the contract (2^20 × 256 B). The ring
-# is ~124.9-bit secure only (see estimator/): it is here as a reference, not as a default.
-PAPER_RING: dict[str, Any] = {
-    "poly_len": 2048,
-    "moduli": [268369921, 249561089],
-    "noise_width": 6.4,
-    "secret_distribution": "gaussian",
-}
-PAPER_EXAMPLE: dict[str, Any] = {
-    **PAPER_RING,
-    "variant": "spiral",
-    "n": 2, "nu_1": 9, "nu_2": 6, "p": 256, "q2_bits": 20,
-    "t_gsw": 8, "t_conv": 4, "t_exp_left": 8, "t_exp_right": 56,
-    "instances": 1, "db_item_size": 256, "records": 1 << 20, "record_size": 256,
-}

@@ -32,7 +32,8 @@ from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.models.cost import Prices, Profile, split_seconds, stage_seconds
 from spiralpir.optimizer.models.noise import stage_variances
 from spiralpir.optimizer.models.security import estimator_security
-from spiralpir.optimizer.params.parameters import PAPER_RING, Parameters
+from spiralpir.optimizer.params.paper import PAPER_RING
+from spiralpir.optimizer.params.parameters import Parameters
 from spiralpir.optimizer.params.sizes import Sizes
 from spiralpir.optimizer.params.variants import ALIASES, VARIANTS
 from spiralpir.optimizer.plan.errors import (

@@ -43,7 +43,13 @@ from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.models.cost import Prices, Profile
 from spiralpir.optimizer.models.noise import CORRECTNESS_LOG2
 from spiralpir.optimizer.models.security import SecurityFn, estimator_security
-from spiralpir.optimizer.params.parameters import MAX_LOG2_P, MAX_NU_2, Q2_BITS_RANGE, ceil_log2
+from spiralpir.optimizer.params.parameters import (
+    MAX_LOG2_P,
+    MAX_NU_2,
+    Q2_BITS_RANGE,
+    ceil_log2,
+    layout,
+)
 from spiralpir.optimizer.params.primes import Modulus, find_q2, lazy_terms, modulus_table
 from spiralpir.optimizer.params.variants import VARIANTS, is_stream
 
@@ -188,12 +194,7 @@ def structures(records: int, record_size: int, ring: Ring, options: Options) -> 
                 continue  # q1 < q2 impossible
             if p // 2 >= min(ring.modulus.moduli):
                 continue  # runtime: p/2 below every CRT prime (centred database residues)
-            pt_bits = n * n * d * pb
-            item_bits = 8 * record_size
-            if item_bits <= pt_bits:
-                inst, per = 1, pt_bits // item_bits
-            else:
-                inst, per = -(-item_bits // pt_bits), 1
+            inst, per, _ = layout(record_size, n, p, d)
             pts = -(-records // per)
             total = max(1, ceil_log2(pts))
             log2d = ceil_log2(d)

@@ -8,7 +8,8 @@ import random
 
 import pytest
 from spiralpir.optimizer.errors import SpiralpirError
-from spiralpir.optimizer.params.parameters import PAPER_EXAMPLE, Parameters, layout
+from spiralpir.optimizer.params.paper import PAPER_EXAMPLE
+from spiralpir.optimizer.params.parameters import Parameters, layout
 from spiralpir.optimizer.params.primes import find_q2, is_prime, modulus_table, ntt_primes
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from spiralpir.optimizer.params.parameters import PAPER_EXAMPLE, Parameters
+from spiralpir.optimizer.params.paper import PAPER_EXAMPLE
+from spiralpir.optimizer.params.parameters import Parameters
 from spiralpir.optimizer.params.sizes import Sizes, pp_polys
 
 

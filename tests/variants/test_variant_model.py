@@ -12,7 +12,8 @@ import pytest
 from spiralpir.optimizer.models import noise
 from spiralpir.optimizer.models.cost import Profile, server_seconds, stage_op_counts
 from spiralpir.optimizer.models.noise import stage_variances
-from spiralpir.optimizer.params.parameters import PAPER_EXAMPLE, Parameters
+from spiralpir.optimizer.params.paper import PAPER_EXAMPLE
+from spiralpir.optimizer.params.parameters import Parameters
 from spiralpir.optimizer.params.primes import find_q2
 from spiralpir.optimizer.params.sizes import Sizes
 from spiralpir.optimizer.plan.evaluate import evaluate, literal
