@@ -10,7 +10,7 @@
 
 Kernel costs come from the runtime's microbenchmarks (spiral_runtime_bench; built with the
 runtime, found under build/ if not given). Stage costs come from generated benchmarks:
-`--suite` plans, generates and builds the calibration shapes (optimizer/validation.py: small
+`--suite` plans, generates and builds the calibration shapes (measure/validation.py: small
 databases, disjoint from the validation suite) under --work-dir and runs them at full size,
 single-threaded (`--twins` adds the validation suite's CI twins); each
 `--instance` is built if needed and its bench is run single-threaded; `--run` reuses a saved
@@ -21,7 +21,7 @@ See calibrate.py for the fit.
 `--validate` (a benchmark, not a test) runs the suite's FULL-SIZE benchmarks and prints the
 predicted vs measured seconds of every stage and the total, with ratios, for the profile just
 written (or --profile, default the shipped one); `--store DIR` saves each measurement (params,
-report, command, commit, CPU, load average, date) for tests/optimizer/test_timing.py.
+report, command, commit, CPU, load average, date) for tests/models/test_timing.py.
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ def _instance_run(source: Path, trials: int) -> tuple[Parameters, dict[str, Any]
               default=None, help="Profile to validate when not calibrating (default: shipped).")
 @click.option("--compare", "compare_dir", type=click.Path(file_okay=False, path_type=Path),
               default=None, help="With --validate: compare saved full-size runs (e.g. "
-              "build/calibrate/runs/full or tests/optimizer/data/timing), benchmark nothing.")
+              "build/calibrate/runs/full or tests/models/data/timing), benchmark nothing.")
 @click.option("--store", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Save the validation measurements here (one JSON per suite member).")
 @click.option("--shapes", default=",".join(s.name for s in SUITE), show_default=True)

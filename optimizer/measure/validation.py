@@ -16,7 +16,7 @@ directory, then benchmarked single-threaded with the generated bench executable
 Measurements are minima over `repeat` bench processes (each the median of `trials` answers):
 the machine may be shared. A stored record (`record`) holds the parameters, the minimum
 report, every repetition's total, the command, commit, CPU model, load averages and date, so
-that tests/optimizer/test_timing.py can re-check the model against it.
+that tests/models/test_timing.py can re-check the model against it.
 """
 
 from __future__ import annotations

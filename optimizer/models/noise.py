@@ -5,8 +5,8 @@ protocol_common.hpp); nothing is fitted. Heuristic as in the SPIRAL paper: error
 are independent and zero-mean unless a shared source is named below, and a sum of many products
 is Gaussian. Variances are per coefficient, averaged over the coefficients of a stage's cts.
 Checked against the runtime's noise hook (runtime/testing/include/spiralpir/testing/noise.hpp) in
-tests/optimizer/test_measured.py and tests/variants/test_variant_measured.py (every stage
-within a factor 2, on measurements that tests/optimizer/measure_noise.py re-takes).
+tests/models/test_measured.py and tests/models/test_variant_measured.py (every stage
+within a factor 2, on measurements that tests/models/measure_noise.py re-takes).
 
 Sources:
 * fresh error σ² = s²/2π (width s); secret variance Var(s) = σ² (gaussian), 2/3 (ternary),

@@ -12,7 +12,7 @@ Literal (a plain dict, e.g. parsed JSON; unknown keys are an error)::
      "t_gsw": 8, "t_conv": 4, "t_exp_left": 8, "t_exp_right": 56,
      "instances": 1, "db_item_size": 256, "records": 1048576, "record_size": 256}
 
-`variant` ∈ spiral | stream | pack | stream_pack (only `spiral` runs today);
+`variant` ∈ spiral | stream | pack | stream_pack (params/variants.py);
 `secret_distribution` ∈ `gaussian` | `ternary` | `sparse-ternary:PLUS,MINUS`;
 `noise_width` is the Gaussian WIDTH s (σ = s/√(2π)).
 `instances` and `db_item_size` may be omitted: they default to the layout rule below.

@@ -15,7 +15,7 @@ from spiralpir.optimizer.errors import SpiralpirError
 REPO = Path(__file__).resolve().parents[2]
 GENERATED = REPO / "generated"
 CHECKED_IN = ["demo", "spiral_2e20x256b", "spiral_2e18x30kb", "spiral_2e14x100kb"]
-# issue 8: the same three databases for SpiralStream / SpiralPack / SpiralStreamPack
+# the same three databases for SpiralStream / SpiralPack / SpiralStreamPack
 VARIANT_BUILDS = [f"{v}_{shape}" for v in ("stream", "pack", "streampack")
                   for shape in ("2e20x256b", "2e18x30kb", "2e14x100kb")]
 CHECKED_IN += VARIANT_BUILDS
@@ -44,7 +44,8 @@ def test_checked_in_params_are_secure(name: str) -> None:
     from spiralpir.estimator.gate import check_params_file
 
     doc = _doc(name)
-    report = check_params_file(GENERATED / name / "params.json", floor=MIN_BITS)  # E's gate
+    # the estimator's gate
+    report = check_params_file(GENERATED / name / "params.json", floor=MIN_BITS)
     # the report stored at generation agrees with today's estimator (up to refinements)
     assert abs(report["security_bits"] - doc["security"]["security_bits"]) < 1.0
     bits = doc["security"]["security_bits"]

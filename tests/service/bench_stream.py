@@ -1,4 +1,4 @@
-"""Streaming benchmark (issue 8): a whole answer beside its split into the one-time part
+"""Streaming benchmark: a whole answer beside its split into the one-time part
 (prepare: parse, expansion, conversion) and the per-database part (answer_prepared), on the
 same random databases, same thread count, in one process. Prints medians and throughput
 without the one-time part; every answer is decrypted and checked.

@@ -1,4 +1,4 @@
-"""The streaming mode (issue 8): one query, uploaded and prepared once, answers a sequence of
+"""The streaming mode: one query, uploaded and prepared once, answers a sequence of
 databases of the same build (`serve --stream`, `query --stream`). Real server processes over
 HTTP on random databases with real decryption; hostile input; the session cache's bounds;
 every variant of the family through the Python API."""
