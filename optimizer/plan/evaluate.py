@@ -329,3 +329,35 @@ def literal(s: Structure, ev: Evaluation, idx: int, records: int, record_size: i
         "records": records,
         "record_size": record_size,
     }
+
+
+@dataclass(frozen=True)
+class Row:
+    """One candidate: a structure with one gadget choice, its literal and its metrics."""
+
+    objective: float
+    literal: dict[str, Any]
+    seconds: float
+    params_bytes: int
+    response_bytes: int
+    query_bytes: int
+    security_bits: float
+
+
+def best_rows(s: Structure, ev: Evaluation, count: int, records: int, record_size: int,
+              options: Options) -> list[Row]:
+    """The `count` best feasible gadget choices of an evaluated structure (objective
+    ascending; [] if none is feasible)."""
+    idx = np.flatnonzero(ev.feasible)
+    order = idx[np.argsort(ev.objective[idx], kind="stable")[:count]]
+    return [Row(
+        objective=float(ev.objective[i]),
+        literal=literal(s, ev, int(i), records, record_size, options),
+        seconds=float(ev.seconds[i]),
+        params_bytes=int(ev.params_bytes[i]),
+        response_bytes=int(ev.response_bytes[i]),
+        query_bytes=int(np.ravel(ev.query_bytes)[i] if np.ndim(ev.query_bytes)
+                        else ev.query_bytes),  # per row for the stream variants
+        security_bits=s.ring.security_bits,
+    ) for i in order]
+

@@ -8,23 +8,10 @@ audit a plan.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
-from spiralpir.optimizer.plan.evaluate import evaluate, literal
+from spiralpir.optimizer.plan.evaluate import Row, best_rows, evaluate
 from spiralpir.optimizer.plan.space import Options, default_profile, rings, structures
 
-
-@dataclass(frozen=True)
-class Candidate:
-    objective: float
-    literal: dict[str, Any]
-    seconds: float
-    params_bytes: int
-    response_bytes: int
-    query_bytes: int
-    security_bits: float
+Candidate = Row  # what the oracle returns: the search's rows
 
 
 def enumerate_all(
@@ -36,21 +23,7 @@ def enumerate_all(
     for ring in rings(options):
         for s in structures(records, record_size, ring, options):
             ev = evaluate(s, records, record_size, options, profile)
-            idx = np.flatnonzero(ev.feasible)
-            if idx.size == 0:
-                continue
-            order = idx[np.argsort(ev.objective[idx], kind="stable")[:top]]
-            for i in order:
-                best.append(Candidate(
-                    objective=float(ev.objective[i]),
-                    literal=literal(s, ev, int(i), records, record_size, options),
-                    seconds=float(ev.seconds[i]),
-                    params_bytes=int(ev.params_bytes[i]),
-                    response_bytes=int(ev.response_bytes[i]),
-                    query_bytes=int(np.ravel(ev.query_bytes)[i] if np.ndim(ev.query_bytes)
-                                else ev.query_bytes),  # per row for the stream variants
-                    security_bits=ring.security_bits,
-                ))
+            best.extend(best_rows(s, ev, top, records, record_size, options))
             best.sort(key=lambda c: c.objective)
             del best[top:]
     return best

@@ -42,8 +42,8 @@ from spiralpir.optimizer.plan.errors import (
     NoFeasibleParameters,
     NoFeasibleVariant,
 )
-from spiralpir.optimizer.plan.evaluate import objective_value
-from spiralpir.optimizer.plan.search import Row, search
+from spiralpir.optimizer.plan.evaluate import Row, objective_value
+from spiralpir.optimizer.plan.search import search
 from spiralpir.optimizer.plan.space import Options
 
 ESTIMATE_KEYS = (

@@ -26,31 +26,16 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Any
 
-import numpy as np
 import z3
 from spiralpir.optimizer.params.parameters import MAX_LOG2_P
 from spiralpir.optimizer.plan.bounds import lower_bounds
 from spiralpir.optimizer.plan.errors import InvalidOption
-from spiralpir.optimizer.plan.evaluate import evaluate, literal
+from spiralpir.optimizer.plan.evaluate import Row, best_rows, evaluate
 from spiralpir.optimizer.plan.space import Options, Structure, default_profile, rings, structures
 
 ROWS_PER_STRUCTURE = 2
 MAX_Z3_ROWS = 48
-
-
-@dataclass(frozen=True)
-class Row:
-    """One candidate handed to Z3 (a structure with one gadget choice)."""
-
-    objective: float
-    literal: dict[str, Any]
-    seconds: float
-    params_bytes: int
-    response_bytes: int
-    query_bytes: int
-    security_bits: float
 
 
 @dataclass(frozen=True)
@@ -85,22 +70,11 @@ def candidate_rows(records: int, record_size: int, options: Options, top: int) -
             break
         evaluated += 1
         ev = evaluate(s, records, record_size, options, profile)
-        idx = np.flatnonzero(ev.feasible)
-        if idx.size == 0:
+        mine = best_rows(s, ev, ROWS_PER_STRUCTURE, records, record_size, options)
+        if not mine:
             continue
-        order = idx[np.argsort(ev.objective[idx], kind="stable")[:ROWS_PER_STRUCTURE]]
-        for i in order:
-            rows.append(Row(
-                objective=float(ev.objective[i]),
-                literal=literal(s, ev, int(i), records, record_size, options),
-                seconds=float(ev.seconds[i]),
-                params_bytes=int(ev.params_bytes[i]),
-                response_bytes=int(ev.response_bytes[i]),
-                query_bytes=int(np.ravel(ev.query_bytes)[i] if np.ndim(ev.query_bytes)
-                                else ev.query_bytes),  # per row for the stream variants
-                security_bits=s.ring.security_bits,
-            ))
-        best_structs.append(float(ev.objective[order[0]]))
+        rows.extend(mine)
+        best_structs.append(mine[0].objective)
         best_structs.sort()
     return rows, total, evaluated
 

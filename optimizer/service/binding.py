@@ -172,12 +172,40 @@ def load(library_path: Path, prefix: str) -> Library:
         return lib
 
 
-class ClientKeys:
-    """A client's secret state: makes public parameters and queries, decodes responses."""
+class _Handle:
+    """A library object owned through a handle: `h` while open, `close()` frees it (also when
+    garbage collected). Subclasses name the free function and what a closed handle is."""
+
+    FREE = ""  # the library function that releases the handle
+    CLOSED = ""  # the error when the handle is used after close()
 
     def __init__(self, lib: Library, handle: ctypes.c_void_p) -> None:
         self.lib = lib
         self._h: ctypes.c_void_p | None = handle
+
+    @property
+    def h(self) -> ctypes.c_void_p:
+        if self._h is None:
+            raise SpiralpirError(self.CLOSED)
+        return self._h
+
+    def close(self) -> None:
+        if self._h is not None:
+            self.lib.fn(self.FREE)(self._h)
+            self._h = None
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+class ClientKeys(_Handle):
+    """A client's secret state: makes public parameters and queries, decodes responses."""
+
+    FREE = "client_free"
+    CLOSED = "client was closed"
 
     @classmethod
     def new(cls, lib: Library, seed: bytes | None = None) -> ClientKeys:
@@ -188,12 +216,6 @@ class ClientKeys:
     @classmethod
     def load(cls, lib: Library, state: bytes) -> ClientKeys:
         return cls(lib, lib.handle("client_load", state, len(state)))
-
-    @property
-    def h(self) -> ctypes.c_void_p:
-        if self._h is None:
-            raise SpiralpirError("client was closed")
-        return self._h
 
     def save(self) -> bytes:
         return self.lib.take_buffer("client_save", self.h)
@@ -210,42 +232,16 @@ class ClientKeys:
                       out, record_size)
         return out.raw
 
-    def close(self) -> None:
-        if self._h is not None:
-            self.lib.fn("client_free")(self._h)
-            self._h = None
 
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
-
-
-class PublicParams:
+class PublicParams(_Handle):
     """Public parameters a client uploaded, parsed and validated by the library."""
 
+    FREE = "public_params_free"
+    CLOSED = "public parameters were released"
+
     def __init__(self, lib: Library, data: bytes) -> None:
-        self.lib = lib
+        super().__init__(lib, lib.handle("public_params_load", data, len(data)))
         self.size = len(data)
-        self._h: ctypes.c_void_p | None = lib.handle("public_params_load", data, len(data))
-
-    @property
-    def h(self) -> ctypes.c_void_p:
-        if self._h is None:
-            raise SpiralpirError("public parameters were released")
-        return self._h
-
-    def close(self) -> None:
-        if self._h is not None:
-            self.lib.fn("public_params_free")(self._h)
-            self._h = None
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
 
 
 class PreparedQuery:
@@ -310,18 +306,14 @@ class PreparedQuery:
             pass
 
 
-class ServerDb:
+class ServerDb(_Handle):
     """A server holding one preprocessed database."""
 
-    def __init__(self, lib: Library, threads: int = 0) -> None:
-        self.lib = lib
-        self._h: ctypes.c_void_p | None = lib.handle("server_new", ctypes.c_uint32(threads))
+    FREE = "server_free"
+    CLOSED = "server was closed"
 
-    @property
-    def h(self) -> ctypes.c_void_p:
-        if self._h is None:
-            raise SpiralpirError("server was closed")
-        return self._h
+    def __init__(self, lib: Library, threads: int = 0) -> None:
+        super().__init__(lib, lib.handle("server_new", ctypes.c_uint32(threads)))
 
     def load_records(self, records: Any, num_records: int, record_size: int,
                      progress: Callable[[int, int], None] | None = None) -> None:
@@ -383,17 +375,6 @@ class ServerDb:
             out["modswitch"] += out["packing"]
             out["packing"] = 0.0
         return data, out
-
-    def close(self) -> None:
-        if self._h is not None:
-            self.lib.fn("server_free")(self._h)
-            self._h = None
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
 
 
 class Build:

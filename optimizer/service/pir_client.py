@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import queue
+import sys
 import threading
 import time
 from collections import deque
@@ -26,12 +27,14 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import requests
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.resources import GENERATED_DIR
 from spiralpir.optimizer.service import http_api as api
 from spiralpir.optimizer.service.binding import Build, ClientKeys
 from spiralpir.optimizer.service.builds import open_build
 from spiralpir.optimizer.service.results import BlockResult, QueryResult, StreamResult
+from tqdm import tqdm
 
 STATE_VERSION = 1
 
@@ -86,8 +89,6 @@ class PirClient:
                  source_dir: Path | None = None, build_dir: Path | None = None,
                  state_path: Path | str | None = None, timeout: float = 600.0,
                  show_progress: bool = False) -> None:
-        import requests
-
         self.url = server_url.rstrip("/")
         self.timeout = timeout
         self.http = requests.Session()
@@ -177,8 +178,6 @@ class PirClient:
         return len(pp)
 
     def _post(self, path: str, data: bytes, headers: dict[str, str] | None = None) -> Any:
-        import requests
-
         try:
             return self.http.post(self.url + path, data=data, timeout=self.timeout,
                                   headers={"Content-Type": "application/octet-stream",
@@ -262,8 +261,6 @@ class PirClient:
                                      f"block(s), 0 .. {len(info) - 1}")
         if in_flight < 1:
             raise SpiralpirError(f"in_flight must be >= 1, not {in_flight}")
-        import requests
-
         report = report if report is not None else StreamResult(index)
         report.public_params_bytes_uploaded += self.setup()  # not part of the figures
         t0 = time.perf_counter()
@@ -343,10 +340,6 @@ class PirClient:
         total = len(self.blocks) if blocks is None else len(blocks)
         bar: Any = None
         if progress and total > 1:
-            import sys
-
-            from tqdm import tqdm
-
             bar = tqdm(total=total, desc=f"record {index}", unit="block", file=sys.stderr,
                        leave=False, mininterval=0.5, disable=None)
         result.public_params_bytes_uploaded += self.setup()  # outside wall_seconds
@@ -363,8 +356,6 @@ class PirClient:
         return result
 
     def _get(self, path: str, http: Any = None) -> Any:
-        import requests
-
         try:
             return (http or self.http).get(self.url + path, timeout=self.timeout)
         except requests.RequestException as exc:
@@ -372,8 +363,6 @@ class PirClient:
 
     def _close_stream(self, sid: str) -> None:
         """Release the server's session (best effort: it expires anyway)."""
-        import requests
-
         try:
             self.http.delete(self.url + api.stream_path(sid), timeout=min(self.timeout, 30))
         except requests.RequestException:
