@@ -16,7 +16,7 @@ single-threaded (`--twins` adds the validation suite's CI twins); each
 `--instance` is built if needed and its bench is run single-threaded; `--run` reuses a saved
 `bench --json` report with its params; `--records DIR` re-fits from suite runs saved earlier
 (every run is kept under WORK-DIR/runs/{ci,cal,full}/; repeat --records for several).
-See calibrate.py for the fit.
+See measure/calibrate.py for the fit.
 
 `--validate` (a benchmark, not a test) runs the suite's FULL-SIZE benchmarks and prints the
 predicted vs measured seconds of every stage and the total, with ratios, for the profile just

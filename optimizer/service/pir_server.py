@@ -75,7 +75,7 @@ def _natural_key(path: Path) -> list[Any]:
 def stream_block_paths(paths: Sequence[Path]) -> list[Path]:
     """The blocks of a stream, in order: a file is one block; a directory expands to its
     entries sorted by name (numbers in names compare as numbers; a subdirectory entry is one
-    block of values, database.py's directory format), skipping hidden entries and
+    block of values, records.py's directory format), skipping hidden entries and
     preprocessed-database files."""
     out: list[Path] = []
     for p in map(Path, paths):
