@@ -1,1 +1,2 @@
-"""spiralpir optimizer: parameters, models, Z3 search, code generation and the CLI."""
+"""spiralpir optimizer, in the layers of its flow: params -> models -> plan -> codegen -> build
+-> measure | service -> cli (each imports only the layers before it; README "Layout")."""

@@ -72,7 +72,7 @@ void bench_mul_add(benchmark::State& st, Shape s, Path path, bool lazy) {
 // Streaming read: bytes per second of one thread reading 64-bit words (a sum vectorised for
 // the widest instruction set the CPU has, as the first-dimension kernel reads). 1 GiB is far
 // larger than the last-level cache (the first dimension's memory traffic); the smaller sizes
-// show up to where data stays cache resident. The cost model (optimizer/cost.py) divides the
+// show up to where data stays cache resident. The cost model (optimizer/models/cost.py) divides the
 // preprocessed database bytes by the 1 GiB figure.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("avx512f", "avx2", "default")))

@@ -7,13 +7,15 @@ import json
 from pathlib import Path
 
 import pytest
-from spiralpir.optimizer import builder, codegen, sizes
-from spiralpir.optimizer.cmd_bench import run_bench
-from spiralpir.optimizer.params import Parameters
+from spiralpir.optimizer import codegen
+from spiralpir.optimizer.build import builder
+from spiralpir.optimizer.measure.bench import run_bench
+from spiralpir.optimizer.params import sizes
+from spiralpir.optimizer.params.parameters import Parameters
 
 REPO = Path(__file__).resolve().parents[2]
 CHECKED_IN = ["demo", "spiral_2e20x256b", "spiral_2e18x30kb", "spiral_2e14x100kb"]
-# issue 8: the same three databases for SpiralStream / SpiralPack / SpiralStreamPack
+# the same three databases for SpiralStream / SpiralPack / SpiralStreamPack
 VARIANT_BUILDS = [f"{v}_{shape}" for v in ("stream", "pack", "streampack")
                   for shape in ("2e20x256b", "2e18x30kb", "2e14x100kb")]
 CHECKED_IN += VARIANT_BUILDS

@@ -15,7 +15,7 @@ from spiralpir.optimizer.errors import SpiralpirError
 REPO = Path(__file__).resolve().parents[2]
 GENERATED = REPO / "generated"
 CHECKED_IN = ["demo", "spiral_2e20x256b", "spiral_2e18x30kb", "spiral_2e14x100kb"]
-# issue 8: the same three databases for SpiralStream / SpiralPack / SpiralStreamPack
+# the same three databases for SpiralStream / SpiralPack / SpiralStreamPack
 VARIANT_BUILDS = [f"{v}_{shape}" for v in ("stream", "pack", "streampack")
                   for shape in ("2e20x256b", "2e18x30kb", "2e14x100kb")]
 CHECKED_IN += VARIANT_BUILDS
@@ -44,7 +44,8 @@ def test_checked_in_params_are_secure(name: str) -> None:
     from spiralpir.estimator.gate import check_params_file
 
     doc = _doc(name)
-    report = check_params_file(GENERATED / name / "params.json", floor=MIN_BITS)  # E's gate
+    # the estimator's gate
+    report = check_params_file(GENERATED / name / "params.json", floor=MIN_BITS)
     # the report stored at generation agrees with today's estimator (up to refinements)
     assert abs(report["security_bits"] - doc["security"]["security_bits"]) < 1.0
     bits = doc["security"]["security_bits"]
@@ -105,14 +106,15 @@ def test_strict_inputs(tmp_path: Path) -> None:
 
 def test_templates_are_strict() -> None:
     import jinja2
+    from spiralpir.optimizer.codegen import rendering
 
-    env = codegen._environment()
+    env = rendering._environment()
     with pytest.raises(jinja2.UndefinedError):
         env.get_template("instance.cpp.j2").render(name="x")
 
 
 def test_ci_twin_is_smaller_and_fits() -> None:
-    from spiralpir.optimizer.params import Parameters
+    from spiralpir.optimizer.params.parameters import Parameters
 
     for name in CHECKED_IN:
         lit = _doc(name)["params"]
@@ -150,7 +152,7 @@ def test_static_asserts_reject_wrong_constants(corrupt: tuple[str, str], tmp_pat
 
 
 def test_builder_explains_missing_tools(monkeypatch: pytest.MonkeyPatch) -> None:
-    from spiralpir.optimizer import builder
+    from spiralpir.optimizer.build import builder
 
     real_which = builder.shutil.which
     monkeypatch.setattr(builder.shutil, "which",
@@ -166,7 +168,7 @@ def test_builder_explains_missing_tools(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_builder_refuses_avx512_on_a_cpu_without_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    from spiralpir.optimizer import builder
+    from spiralpir.optimizer.build import builder
 
     monkeypatch.setattr(builder, "cpu_has_avx512", lambda: False)
     with pytest.raises(SpiralpirError, match="lacks AVX-512"):
@@ -174,7 +176,7 @@ def test_builder_refuses_avx512_on_a_cpu_without_it(monkeypatch: pytest.MonkeyPa
 
 
 def test_not_a_generated_build(tmp_path: Path) -> None:
-    from spiralpir.optimizer import builder
+    from spiralpir.optimizer.build import builder
 
     with pytest.raises(SpiralpirError, match="not a generated build"):
         builder.build(tmp_path, show_progress=False)

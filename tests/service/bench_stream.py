@@ -1,4 +1,4 @@
-"""Streaming benchmark (issue 8): a whole answer beside its split into the one-time part
+"""Streaming benchmark: a whole answer beside its split into the one-time part
 (prepare: parse, expansion, conversion) and the per-database part (answer_prepared), on the
 same random databases, same thread count, in one process. Prints medians and throughput
 without the one-time part; every answer is decrypted and checked.
@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from spiralpir.optimizer import builder
-from spiralpir.optimizer.instance import Build, ClientKeys, PublicParams, ServerDb
+from spiralpir.optimizer.build import builder
+from spiralpir.optimizer.service.binding import Build, ClientKeys, PublicParams, ServerDb
 
 
 def bench(source: Path, ci: bool, threads: int, trials: int, blocks: int) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from service_helpers import DEMO, ServerProcess
-from spiralpir.optimizer import builder
+from spiralpir.optimizer.build import builder
 
 
 @pytest.fixture(scope="session")

@@ -9,8 +9,9 @@ import random
 from pathlib import Path
 
 import pytest
-from spiralpir.optimizer import database, sampledb
 from spiralpir.optimizer.errors import SpiralpirError
+from spiralpir.optimizer.service import records as database
+from spiralpir.optimizer.service import sample_db as sampledb
 
 
 def test_binary_records(tmp_path: Path) -> None:

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 import requests
 from service_helpers import CLI, DEMO, ServerProcess
-from spiralpir.optimizer import builder, sampledb
-from spiralpir.optimizer.instance import Build, ClientKeys
-from spiralpir.optimizer.server import CLIENT_HEADER
+from spiralpir.optimizer.build import builder
+from spiralpir.optimizer.service import sample_db as sampledb
+from spiralpir.optimizer.service.binding import Build, ClientKeys
+from spiralpir.optimizer.service.http_api import CLIENT_HEADER
 
 
 def serve_sample(db: Path, pre: Path, log: Path) -> ServerProcess:
@@ -159,8 +160,9 @@ def test_python_api_in_process(inst: builder.Instance, tmp_path: Path) -> None:
     import socket
     import threading
 
-    from spiralpir.optimizer.client import PirClient
-    from spiralpir.optimizer.server import PirServer, run
+    from spiralpir.optimizer.service.http_server import run
+    from spiralpir.optimizer.service.pir_client import PirClient
+    from spiralpir.optimizer.service.pir_server import PirServer
 
     build = Build(inst)
     sampledb.write_sample_db(tmp_path / "s.db")

@@ -1,4 +1,4 @@
-"""The streaming mode (issue 8): one query, uploaded and prepared once, answers a sequence of
+"""The streaming mode: one query, uploaded and prepared once, answers a sequence of
 databases of the same build (`serve --stream`, `query --stream`). Real server processes over
 HTTP on random databases with real decryption; hostile input; the session cache's bounds;
 every variant of the family through the Python API."""
@@ -18,11 +18,16 @@ from pathlib import Path
 import pytest
 import requests
 from service_helpers import CLI, DEMO, REPO, ServerProcess
-from spiralpir.optimizer import builder, database, sampledb
-from spiralpir.optimizer.client import PirClient, StreamResult
+from spiralpir.optimizer.build import builder
 from spiralpir.optimizer.errors import SpiralpirError
-from spiralpir.optimizer.instance import Build, ClientKeys, PublicParams, ServerDb
-from spiralpir.optimizer.server import CLIENT_HEADER, PirServer, StreamSessions, run
+from spiralpir.optimizer.service import records as database
+from spiralpir.optimizer.service import sample_db as sampledb
+from spiralpir.optimizer.service.binding import Build, ClientKeys, PublicParams, ServerDb
+from spiralpir.optimizer.service.http_api import CLIENT_HEADER
+from spiralpir.optimizer.service.http_server import run
+from spiralpir.optimizer.service.pir_client import PirClient, StreamResult
+from spiralpir.optimizer.service.pir_server import PirServer
+from spiralpir.optimizer.service.sessions import StreamSessions
 
 RS = 32  # the demo build's record size
 FULL = sampledb.SAMPLE_RECORDS  # the demo build's record count

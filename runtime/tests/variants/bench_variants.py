@@ -31,7 +31,7 @@ SINGLE_CORE_READ_GBPS = 17.0  # issue 8: this machine's measured single-core rea
 
 def _builder():  # the repo's own optimizer package (spiralpir.optimizer)
     try:
-        from spiralpir.optimizer import builder
+        from spiralpir.optimizer.build import builder
     except ImportError:  # run from a checkout without installing
         sys.exit("install spiralpir (pip install -e .) or set PYTHONPATH so that "
                  "spiralpir.optimizer imports")

@@ -1,0 +1,1 @@
+"""Building generated instances: the CMake driver (runtime install, then the build)."""

@@ -1,0 +1,63 @@
+"""`spiralpir bench generated/NAME`: build if needed, run the generated benchmark, report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+from spiralpir.optimizer.build import builder
+from spiralpir.optimizer.errors import SpiralpirError
+from spiralpir.optimizer.measure.bench import BENCH_KEYS, run_bench
+
+
+def _human(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GiB"
+
+
+def format_report(name: str, r: dict[str, Any]) -> str:
+    lines = [
+        f"{name}: {'correct' if r['correct'] else 'WRONG RESULTS'}"
+        + (" (implicit database, addressed cyclically)" if r["implicit_db"] else ""),
+        f"  {'server time':<30}{r['server_seconds']:.4f} s (median, {r['threads']} thread(s))",
+    ]
+    for stage, secs in r["stages"].items():
+        lines.append(f"    {stage:<28}{secs:.4f} s")
+    for key in ("query_bytes", "response_bytes", "public_params_bytes", "db_bytes",
+                "preprocessed_db_bytes"):
+        lines.append(f"  {key:<30}{r[key]:>14,d}  ({_human(r[key])})")
+    lines.append(f"  {'throughput':<30}{_human(r['throughput_bytes_per_second'])}/s")
+    for name, secs in r.get("client_seconds", {}).items():
+        lines.append(f"  {'client ' + name:<30}{secs:.4f} s")
+    for key, value in sorted(r.items()):
+        if key not in BENCH_KEYS and not isinstance(value, dict | list):
+            lines.append(f"  {key:<30}{value}")
+    return "\n".join(lines)
+
+
+@click.command(name="bench")
+@click.argument("source_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--build-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+@click.option("--threads", type=int, default=None, help="Server threads (default: all cores).")
+@click.option("--trials", type=int, default=3, show_default=True, help="Queries to answer.")
+@click.option("--ci", is_flag=True, help="Use the CI-sized twin (smaller database, same params).")
+@click.option("--json", "as_json", is_flag=True, help="Print the JSON report.")
+def bench(source_dir: Path, build_dir: Path | None, threads: int | None, trials: int, ci: bool,
+          as_json: bool) -> None:
+    """Answer TRIALS random queries on a random database of the build's shape; check them."""
+    if trials < 1:
+        raise SpiralpirError("--trials must be >= 1")
+    inst = builder.build(source_dir, build_dir, show_progress=not as_json,
+                         targets=["ci_bench" if ci else "bench"])
+    report = run_bench(inst, threads=threads, trials=trials, ci=ci)
+    if as_json:
+        click.echo(json.dumps(report, sort_keys=True))
+    else:
+        click.echo(format_report(inst.name + (" (CI twin)" if ci else ""), report))
+    if not report["correct"]:
+        raise SpiralpirError("the benchmark decoded wrong records")

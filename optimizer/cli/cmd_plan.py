@@ -1,0 +1,70 @@
+"""`spiralpir plan`: the command-line face of plan/planner.py (parameters for a database shape).
+
+`spiralpir plan --records N --record-size B [--variant spiral|stream|pack|stream_pack|auto]
+[--objective dollars|time|response|traffic|stream [--blocks K]] [--max-query-bytes …]
+[--max-params-bytes …] [--max-response-bytes …] [--min-security 128] [--ring auto|paper]
+[--profile FILE] [--json] [--top K]`: a readable table of the chosen parameters and
+estimates, the binding constraints and the next-best alternatives, or with `--json` exactly
+{"params": {...}, "estimate": {...}}.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+from spiralpir.optimizer.cli.counts import parse_count
+from spiralpir.optimizer.cli.plan_options import BLOCKS_HELP, OBJECTIVE_HELP, caps, parse_blocks
+from spiralpir.optimizer.cli.plan_text import render
+from spiralpir.optimizer.errors import SpiralpirError
+from spiralpir.optimizer.plan.planner import plan as make_plan
+from spiralpir.optimizer.plan.space import OBJECTIVES
+
+
+@click.command(name="plan")
+@click.option("--records", required=True, help="Number of records: 1048576, 2^20, 1M, 1Mi.")
+@click.option("--record-size", required=True, help="Bytes per record: 256, 30KB, 100KiB.")
+@click.option("--variant", default="spiral", show_default=True,
+              help="spiral | stream | pack | stream_pack | auto (the cheapest under the caps).")
+@click.option("--objective", type=click.Choice(OBJECTIVES), default="dollars", show_default=True,
+              help=OBJECTIVE_HELP)
+@click.option("--blocks", default=None,
+              help=BLOCKS_HELP)
+@click.option("--max-query-bytes", default=None, help="Cap on the query size.")
+@click.option("--max-params-bytes", default=None, help="Cap on the public parameters size.")
+@click.option("--max-response-bytes", default=None, help="Cap on the response size.")
+@click.option("--min-security", type=float, default=128.0, show_default=True,
+              help="Minimum security (bits, lattice estimator MATZOV model).")
+@click.option("--ring", type=click.Choice(["auto", "paper"]), default="auto", show_default=True,
+              help="'paper' asks for SPIRAL's published ring (d=2048, q≈2^55.9, width 6.4).")
+@click.option("--profile", "profile_path", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, help="Machine profile (spiralpir calibrate); default: shipped one.")
+@click.option("--cpu-price", type=float, default=None, help="$ per CPU-hour (default 0.0195).")
+@click.option("--egress-price", type=float, default=None, help="$ per GB egress (default 0.09).")
+@click.option("--top", type=int, default=3, show_default=True,
+              help="Show this many plans (the best and the next-best alternatives).")
+@click.option("--json", "as_json", is_flag=True, help="Print {params, estimate} as JSON.")
+def plan(records: str, record_size: str, variant: str, objective: str, blocks: str | None,
+                 max_query_bytes: str | None, max_params_bytes: str | None,
+                 max_response_bytes: str | None, min_security: float, ring: str,
+                 profile_path: Path | None, cpu_price: float | None,
+                 egress_price: float | None, top: int, as_json: bool) -> None:
+    """Choose SPIRAL parameters for a database of RECORDS records of RECORD-SIZE bytes."""
+    if top < 1:
+        raise SpiralpirError(f"--top must be at least 1, got {top}")
+    opts: dict[str, Any] = {
+        "variant": variant, "objective": objective, "blocks": parse_blocks(blocks),
+        "min_security": min_security,
+        "ring": ring, "profile": profile_path, "cpu_price": cpu_price,
+        "egress_price": egress_price, "top": 1 if as_json else top, "explain": not as_json,
+    }
+    opts.update(caps(max_query_bytes, max_params_bytes, max_response_bytes))
+    pl = make_plan(parse_count(records, "--records"), parse_count(record_size, "--record-size"),
+              **opts)
+    if as_json:
+        click.echo(json.dumps(pl.to_json(), sort_keys=True, indent=2))
+    else:
+        click.echo(render(pl))
+

@@ -1,0 +1,128 @@
+"""`spiralpir query`: retrieve one record privately from a spiralpir server (with ``--stream``:
+record I of every block of a streaming server, one query uploaded once)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import click
+from spiralpir.optimizer.errors import SpiralpirError
+from spiralpir.optimizer.service.pir_client import PirClient
+from spiralpir.optimizer.service.results import QueryResult, StreamResult
+
+
+def parse_blocks(text: str | None, count: int) -> list[int] | None:
+    """'K' (one block), 'A:B' (A .. B-1), 'A:' or ':B' -> block indices; None -> all."""
+    if text is None:
+        return None
+    try:
+        if ":" not in text:
+            return [int(text)]
+        lo, hi = text.split(":", 1)
+        start = int(lo) if lo.strip() else 0
+        stop = int(hi) if hi.strip() else count
+    except ValueError:
+        raise SpiralpirError(f"--blocks '{text}': expected K, A:B, A: or :B") from None
+    if not 0 <= start < stop <= count:
+        raise SpiralpirError(f"--blocks '{text}': the server streams {count} block(s); "
+                             f"need 0 <= A < B <= {count}")
+    return list(range(start, stop))
+
+
+def write_atomic(out: Path, data: bytes) -> None:
+    tmp = out.with_name(out.name + f".tmp{os.getpid()}")
+    tmp.write_bytes(data)
+    os.replace(tmp, out)
+
+
+@click.command(name="query")
+@click.option("--server", "url", required=True, help="Server URL, e.g. http://127.0.0.1:8080")
+@click.option("--index", type=int, required=True, help="Record index (0-based).")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write exactly the record's bytes to this file (--stream: the records of "
+              "the blocks, concatenated in block order).")
+@click.option("--stream", "streaming", is_flag=True,
+              help="Retrieve record INDEX from every block of a streaming server (serve "
+              "--stream): the query is uploaded and prepared once.")
+@click.option("--blocks", "blocks_text", default=None, metavar="K|A:B",
+              help="With --stream: only block K, or blocks A .. B-1.")
+@click.option("--in-flight", type=click.IntRange(min=1), default=2, show_default=True,
+              help="With --stream: block requests sent at once (the server answers --workers "
+              "requests at a time).")
+@click.option("--progress/--no-progress", default=True, show_default=True,
+              help="With --stream: a progress bar over the blocks (on a terminal).")
+@click.option("--state", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Client state file (keys, client id); default under ~/.local/state/spiralpir.")
+@click.option("--build", "source_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=None, help="Local generated/NAME of the server's build (default: found "
+              "by the name the server reports).")
+@click.option("--build-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON report (records in hex).")
+def query(url: str, index: int, out: Path | None, streaming: bool, blocks_text: str | None,
+          in_flight: int, progress: bool, state: Path | None, source_dir: Path | None,
+          build_dir: Path | None, as_json: bool) -> None:
+    """Fetch record INDEX without the server learning INDEX."""
+    if (blocks_text is not None or in_flight != 2) and not streaming:
+        raise SpiralpirError("--blocks and --in-flight need --stream")
+    client = PirClient(url, source_dir=source_dir, build_dir=build_dir, state_path=state)
+    try:
+        if streaming:
+            blocks = parse_blocks(blocks_text, len(client.blocks))
+            result: QueryResult | StreamResult = client.stream(index, blocks, progress, in_flight)
+        else:
+            result = client.query(index)
+    finally:
+        client.close()
+    if out is not None:
+        write_atomic(out, result.record)
+    if as_json:
+        click.echo(json.dumps(result.to_json(), sort_keys=True))
+        return
+    if isinstance(result, StreamResult):
+        report_stream(result, out)
+    else:
+        report_one(result, out)
+    sys.stdout.flush()
+
+
+def sizes_line(what: str, out: Path | None, responses: str,
+               result: QueryResult | StreamResult) -> str:
+    uploaded = result.public_params_bytes_uploaded
+    return (what + (f" -> {out}" if out else "") + f"; query {result.query_bytes:,} B"
+            + responses + (f", public params uploaded {uploaded:,} B" if uploaded else ""))
+
+
+def report_one(result: QueryResult, out: Path | None) -> None:
+    if out is None:
+        click.echo(result.record.hex())
+    s = result.seconds
+    click.echo(
+        sizes_line(f"record {result.index}: {len(result.record)} bytes", out,
+                   f", response {result.response_bytes:,} B", result)
+        + f"; server {s['server'] * 1e3:.1f} ms, round trip {s['round_trip'] * 1e3:.1f} ms, "
+        f"query {s['query_gen'] * 1e3:.1f} ms, decode {s['decode'] * 1e3:.1f} ms",
+        err=True,
+    )
+
+
+def report_stream(result: StreamResult, out: Path | None) -> None:
+    if out is None:
+        for b in result.blocks:
+            click.echo(f"{b.block} " + ("-" if b.record is None else b.record.hex()))
+    t = result.totals()
+    p = result.prepare_seconds
+    response = sum(b.response_bytes for b in result.blocks)
+    click.echo(
+        sizes_line(f"record {result.index} of {t['blocks']} block(s): "
+                   f"{len(result.record):,} bytes", out,
+                   f" uploaded {result.opens}x, responses {response:,} B", result)
+        + f"\n  one-time: server prepare {p.get('server_total', 0) * 1e3:.1f} ms, upload round "
+        f"trip {p.get('upload_round_trip', 0) * 1e3:.1f} ms, query {p['query_gen'] * 1e3:.1f} ms"
+        + f"\n  per block: server {t['server_seconds_per_block'] * 1e3:.1f} ms, "
+        f"{t['server_throughput_bytes_per_second'] / 1e6:.1f} MB/s server, "
+        f"{t['round_trip_throughput_bytes_per_second'] / 1e6:.1f} MB/s round trip",
+        err=True,
+    )

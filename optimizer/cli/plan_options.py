@@ -1,0 +1,33 @@
+"""Plan options shared by `plan` and `generate`: help texts and parsing of counts and caps."""
+
+from __future__ import annotations
+
+from spiralpir.optimizer.cli.counts import parse_count
+
+OBJECTIVE_HELP = (
+    "What to minimize: dollars (CPU + egress per query, SPIRAL's prices), time (server "
+    "seconds per answer), response (bytes), traffic (query + response bytes), or stream (the "
+    "streaming setting: a query prepared once and answered against a sequence of databases; "
+    "the per-database server seconds - first dimension, folding, packing, modulus switching - "
+    "with the one-time parse/expansion/conversion excluded, or amortised with --blocks). "
+    "stream applies to every variant (the runtime prepares a query of any variant once); the "
+    "stream variants are the ones built for it.")
+BLOCKS_HELP = (
+    "With --objective stream: the databases answered per prepared query; the one-time part "
+    "counts 1/K per database. Default: unbounded (the one-time part only breaks ties).")
+
+
+def parse_blocks(text: str | None) -> float | None:
+    """--blocks K (a count, e.g. 64 or 1K) -> float, None when not given."""
+    return None if text is None else float(parse_count(text, "--blocks"))
+
+
+def caps(max_query_bytes: str | None, max_params_bytes: str | None,
+         max_response_bytes: str | None) -> dict[str, int]:
+    """The size caps given on the command line, parsed (plan option name -> bytes)."""
+    out: dict[str, int] = {}
+    for key, val in (("max_query_bytes", max_query_bytes), ("max_params_bytes", max_params_bytes),
+                     ("max_response_bytes", max_response_bytes)):
+        if val is not None:
+            out[key] = parse_count(val, "--" + key.replace("_", "-"))
+    return out

@@ -1,0 +1,70 @@
+"""Plan documents: the JSON a plan writes and a generated build keeps as params.json.
+
+A document is {"params": literal, "estimate": {...}, "security": {...}}; the literal is
+validated by `Parameters` (unknown keys are errors, every failure names the field) and
+written canonically (sorted keys), so regeneration is a pure function of the document.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from spiralpir.optimizer.errors import SpiralpirError
+from spiralpir.optimizer.params.parameters import Parameters
+
+
+def canonical_json(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, indent=2) + "\n"
+
+
+def normalize_params(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """Validate a plan's ``params`` literal with ``Parameters`` (unknown keys are errors,
+    every failure names the field) and return the canonical literal."""
+    if not isinstance(raw, Mapping):
+        raise SpiralpirError("'params' must be a JSON object")
+    lit = Parameters.from_literal(dict(raw)).to_literal()
+    return dict(json.loads(json.dumps(lit, sort_keys=True)))
+
+
+def struct_fields(lit: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of the generated params struct (templates/params.hpp.j2) from a canonical
+    literal."""
+    p = Parameters.from_literal(dict(lit))
+    return {
+        "poly_len": p.poly_len, "moduli": list(p.moduli), "variant": p.variant,
+        "noise_width": p.noise_width, "secret_dist": p.secret_kind,
+        "secret_plus": p.secret_plus, "secret_minus": p.secret_minus, "n": p.n,
+        "nu_1": p.nu_1, "nu_2": p.nu_2, "p": p.p, "q2_bits": p.q2_bits, "t_gsw": p.t_gsw,
+        "t_conv": p.t_conv, "t_exp_left": p.t_exp_left, "t_exp_right": p.t_exp_right,
+        "instances": p.instances, "db_item_size": p.db_item_size,
+        "num_records": p.records, "record_size": p.record_size,
+    }
+
+
+def parse_plan_document(doc: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Split a plan JSON document (or a checked-in params.json) into (params, estimate)."""
+    allowed = {"params", "estimate", "security"}
+    unknown = sorted(set(doc) - allowed)
+    if unknown:
+        raise SpiralpirError(f"unknown top-level key(s) in plan document: {', '.join(unknown)}")
+    if "params" not in doc:
+        raise SpiralpirError("plan document has no 'params' object")
+    estimate = doc.get("estimate", {})
+    if not isinstance(estimate, dict):
+        raise SpiralpirError("plan document's 'estimate' must be an object")
+    return normalize_params(doc["params"]), dict(estimate)
+
+
+def load_document(path: Path) -> dict[str, Any]:
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise SpiralpirError(f"no such parameters file: {path}") from exc
+    except json.JSONDecodeError as exc:
+        raise SpiralpirError(f"{path} is not valid JSON: {exc}") from exc
+    if not isinstance(doc, dict):
+        raise SpiralpirError(f"{path} must hold a JSON object")
+    return doc

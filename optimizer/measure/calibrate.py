@@ -1,0 +1,276 @@
+"""Machine calibration: per-operation costs from the runtime's own benchmarks -> a Profile.
+
+Owns the fitting of the cost model (cost.py) to this machine:
+
+1. Kernel costs from the runtime's microbenchmarks (`spiral_runtime_bench
+   --benchmark_format=json`, Google Benchmark, CPU time, minimum over repetitions):
+   `ntt_forward|ntt_inverse/<path>/<d>/<bits>` -> seconds per residue NTT for each poly_len
+   (mean of both directions, the fastest available path, the prime size closest to 28 bits);
+   `mul_add/<path>/2048/<bits>` / 2048 -> seconds per `mac`; `stream_read/<MiB>` -> the
+   single-thread streaming read bandwidth (1 GiB buffer) and the cache size (the largest
+   buffer read at least 1.5x faster than 1 GiB).
+2. Stage timings of generated benchmarks (`bench --json --threads 1`; `stages_cpu` (process CPU
+   seconds) when the driver reports it, else `stages` (wall) scaled to the answer's CPU time;
+   the variant drivers' streaming `packing` timing is split out of `modswitch`) for several
+   parameter sets (by default the full-size calibration shapes of validation.py):
+   * `fd`, `fdout` = non-negative least squares (relative errors) of the first-dimension
+     seconds of the runs not bound by the read bandwidth (the calibration shapes vary 2^nu_1),
+   * `ms`, `ms_wide` = median of (modswitch seconds − its NTT time) / its count, over the runs
+     with fewer / with three or more CRT primes,
+   * `parse` = median over the stream variants' runs of (expansion − its NTT time) / parse count,
+   * `decomp`, `compose`, `auto` = non-negative least squares (relative errors) of the expansion,
+     conversion, folding and packing seconds left after their NTT and mac time,
+   * `stage_scale[s]` = median over sets of measured / predicted seconds of stage s (over the
+     runs where stage s took at least MIN_SCALE_SECONDS, if any).
+The result is a `Profile` (CPU model, date, sources) written as JSON.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import platform
+import re
+import statistics
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from spiralpir.optimizer.errors import SpiralpirError
+from spiralpir.optimizer.models.cost import (
+    STAGES,
+    Profile,
+    params_db_bytes,
+    server_seconds,
+    stage_op_counts,
+    stage_seconds,
+)
+from spiralpir.optimizer.params.parameters import Parameters
+
+_PATH_ORDER = ("avx512", "avx2", "native")
+MIN_SCALE_SECONDS = 0.002
+_NAME = re.compile(r"^(ntt_forward|ntt_inverse|mul_add|mul_add_lazy)/(\w+)/(\d+)/(\d+)$")
+_READ = re.compile(r"^stream_read/(\d+)$")
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def run_arith_bench(exe: str | Path, min_time: str = "0.1", repetitions: int = 3
+                    ) -> dict[str, Any]:
+    """Run spiral_runtime_bench with JSON output; returns the parsed Google Benchmark report."""
+    cmd = [str(exe), "--benchmark_format=json", f"--benchmark_min_time={min_time}",
+           f"--benchmark_repetitions={repetitions}",
+           "--benchmark_filter=(ntt_forward|ntt_inverse|mul_add|stream_read)/"]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=900)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise SpiralpirError(f"cannot run {exe}: {exc}") from exc
+    if proc.returncode != 0:
+        raise SpiralpirError(f"{exe} failed (exit {proc.returncode}): {proc.stderr.strip()[:400]}")
+    try:
+        return dict(json.loads(proc.stdout))
+    except json.JSONDecodeError as exc:
+        raise SpiralpirError(f"{exe} did not print JSON: {exc}") from exc
+
+
+def _seconds(entry: dict[str, Any]) -> float:
+    unit = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[entry.get("time_unit", "ns")]
+    return float(entry.get("cpu_time", entry["real_time"])) * unit
+
+
+@dataclass(frozen=True)
+class Kernels:
+    """What the microbenchmarks give the profile."""
+
+    ntt_seconds: dict[int, float]
+    mac: float
+    path: str
+    read_bytes_per_second: float = 0.0
+    cache_bytes: float = 0.0
+
+
+def kernel_costs(report: dict[str, Any]) -> Kernels:
+    """Kernel costs from a microbenchmark report (CPU time: robust on a shared machine)."""
+    rows: dict[tuple[str, str, int, int], float] = {}
+    reads: dict[int, float] = {}
+    for e in report.get("benchmarks", []):
+        if e.get("run_type", "iteration") != "iteration":
+            continue
+        name = str(e.get("name", ""))
+        m = _NAME.match(name)
+        if m:
+            key = (m.group(1), m.group(2), int(m.group(3)), int(m.group(4)))
+            rows[key] = min(rows.get(key, math.inf), _seconds(e))
+        r = _READ.match(name)
+        if r and e.get("bytes_per_second"):
+            mib = int(r.group(1))
+            reads[mib] = max(reads.get(mib, 0.0), float(e["bytes_per_second"]))
+    if not rows:
+        raise SpiralpirError("the microbenchmark report has no ntt_forward/ntt_inverse/mul_add "
+                             "rows")
+    paths = {k[1] for k in rows}
+    path = next((p for p in _PATH_ORDER if p in paths), sorted(paths)[0])
+    ntt: dict[int, float] = {}
+    for d in sorted({k[2] for k in rows if k[1] == path and k[0].startswith("ntt")}):
+        bits = sorted({k[3] for k in rows if k[1] == path and k[2] == d}, key=lambda b: abs(b - 28))
+        b = bits[0]
+        vals = [rows[(kind, path, d, b)] for kind in ("ntt_forward", "ntt_inverse")
+                if (kind, path, d, b) in rows]
+        ntt[d] = sum(vals) / len(vals)
+    macs = sorted(((abs(k[3] - 28), v / k[2]) for k, v in rows.items()
+                   if k[0] == "mul_add" and k[1] == path))
+    if not ntt or not macs:
+        raise SpiralpirError(f"the microbenchmark report lacks NTT or mul_add rows for {path}")
+    bw = reads.get(max(reads), 0.0) if reads else 0.0
+    cache = max((mib for mib, v in reads.items() if v >= 1.5 * bw), default=0) * float(1 << 20)
+    return Kernels(ntt, macs[0][1], path, bw, cache)
+
+
+def fit(kernel: Kernels, runs: Sequence[tuple[Parameters, dict[str, Any]]],
+        source: str = "") -> Profile:
+    """Fit the remaining op costs and the stage scales to measured stage timings."""
+    if not runs:
+        raise SpiralpirError("calibration needs at least one benchmark run with stage timings")
+    today = _dt.date.today().isoformat()
+
+    def profile(ops: dict[str, float], scale: dict[str, float] | None = None) -> Profile:
+        return Profile(cpu_model=cpu_model(), date=today, ntt_seconds=kernel.ntt_seconds,
+                       op_seconds=ops, stage_scale=scale or {},
+                       read_bytes_per_second=kernel.read_bytes_per_second,
+                       cache_bytes=kernel.cache_bytes, source=source)
+
+    base = profile({"mac": kernel.mac, "decomp": 0.0, "auto": 0.0, "parse": 0.0, "fd": 0.0,
+                    "fdout": 0.0, "ms": 0.0})
+    counts = [(p, stage_op_counts(p), stage_times(rep), bool(rep.get("implicit_db")))
+              for p, rep in runs]
+    # the first dimension's compute cost: from runs whose database is not read at the memory
+    # bandwidth's limit (small calibration databases: the kernel is compute bound)
+    resident = [x for x in counts
+                if kernel.read_bytes_per_second <= 0 or x[2].get("first_dimension", 0)
+                > 1.5 * params_db_bytes(x[0]) / kernel.read_bytes_per_second] or counts
+    fd, fdout = _nnls(
+        np.array([[c["first_dimension"]["fd"] / st["first_dimension"],
+                   c["first_dimension"]["fdout"] / st["first_dimension"]]
+                  for _, c, st, _ in resident if st.get("first_dimension", 0) > 0]),
+        np.ones(sum(1 for _, _, st, _ in resident if st.get("first_dimension", 0) > 0)))
+    def ms_fit(kind: str) -> float:
+        vals = [max(0.0, st["modswitch"] - c["modswitch"]["ntt"] * base.ntt(p.poly_len))
+                / c["modswitch"][kind] for p, c, st, _ in counts if c["modswitch"][kind] > 0]
+        return statistics.median(vals) if vals else 0.0
+
+    ms = ms_fit("ms")
+    ms_wide = ms_fit("ms_wide") or ms  # no run with three primes: the narrow cost
+    # query parsing: the stream variants' expansion stage is nothing else
+    parsing = [max(0.0, st["expansion"] - c["expansion"]["ntt"] * base.ntt(p.poly_len))
+               / c["expansion"]["parse"] for p, c, st, _ in counts
+               if c["expansion"]["auto"] == 0 and st.get("expansion", 0) > 0]
+    parse = statistics.median(parsing) if parsing else 0.0
+    rows, rhs = [], []
+    for p, c, st, _ in counts:
+        for stage in ("expansion", "conversion", "folding", "packing"):
+            m = float(st.get(stage, 0.0))
+            cc = c[stage]
+            if m <= 0 or cc.get("decomp", 0) + cc.get("auto", 0) <= 0:
+                continue
+            rest = m - cc.get("ntt", 0) * base.ntt(p.poly_len) - cc.get("mac", 0) * kernel.mac \
+                - cc.get("parse", 0) * parse
+            rows.append([cc.get("decomp", 0) / m, cc.get("compose", 0) / m,
+                         cc.get("auto", 0) / m])
+            rhs.append(rest / m)
+    dec, comp, aut = _nnls(np.array(rows), np.array(rhs))
+    prof = profile({"mac": kernel.mac, "decomp": dec, "compose": comp, "auto": aut,
+                    "parse": parse, "fd": fd, "fdout": fdout, "ms": ms, "ms_wide": ms_wide})
+    scale: dict[str, float] = {}
+    for stage in STAGES:
+        use = resident if stage == "first_dimension" else counts
+        ratios = [(st[stage] / pred, st[stage]) for p, _, st, imp in use
+                  if (pred := stage_seconds(p, prof, imp)[stage]) > 0 and st.get(stage, 0) > 0]
+        # stages timed at a few milliseconds or more carry the scale (short ones are noisy)
+        long = [r for r, secs in ratios if secs >= MIN_SCALE_SECONDS]
+        scale[stage] = statistics.median(long or [r for r, _ in ratios]) if ratios else 1.0
+    return profile(prof.op_seconds, scale)
+
+
+def stage_times(rep: dict[str, Any]) -> dict[str, float]:
+    """Per-stage seconds of a bench report: process CPU time (`stages_cpu`, robust on a shared
+    machine) when the driver reports it, else wall time (`stages`) scaled to the answer's
+    process CPU time (single thread). The variant drivers book packing inside `modswitch`;
+    their streaming timings give it apart."""
+    st = {k: float(v) for k, v in (rep.get("stages_cpu") or rep["stages"]).items()}
+    wall = sum(st.values())
+    if not rep.get("stages_cpu") and rep.get("threads") == 1 and rep.get("server_cpu_seconds") \
+            and wall > 0:
+        # wall-clock stages only (the variant drivers): on a shared machine they include time
+        # waiting for a core; scale them to the answer's measured process CPU time
+        k = float(rep["server_cpu_seconds"]) / wall
+        st = {name: v * k for name, v in st.items()}
+    stream = rep.get("streaming", {})
+    pk = stream.get("stages", {}).get("packing")
+    if pk is not None and "packing" not in st:
+        if stream.get("per_database_cpu_seconds") and stream.get("per_database_seconds"):
+            pk = float(pk) * stream["per_database_cpu_seconds"] / stream["per_database_seconds"]
+        st["packing"] = min(float(pk), st.get("modswitch", 0.0))
+        st["modswitch"] = st.get("modswitch", 0.0) - st["packing"]
+    return st
+
+
+def measured_seconds(rep: dict[str, Any]) -> float:
+    return sum(stage_times(rep).values())
+
+
+def _nnls(a: np.ndarray, b: np.ndarray) -> tuple[float, ...]:
+    """Non-negative least squares for a few unknowns: the best unconstrained least-squares
+    solution over every subset of the columns whose solution is non-negative."""
+    k = a.shape[1] if a.ndim == 2 else 0
+    if a.size == 0:
+        return (0.0,) * k
+    best: tuple[float, tuple[float, ...]] = (math.inf, (0.0,) * k)
+    for mask in range(1, 1 << k):
+        cols = [j for j in range(k) if mask >> j & 1]
+        sol, *_ = np.linalg.lstsq(a[:, cols], b, rcond=None)
+        if sol.min() < 0:
+            continue
+        x = np.zeros(k)
+        x[cols] = sol
+        err = float(np.sum((a @ x - b) ** 2))
+        if err < best[0]:
+            best = (err, tuple(float(v) for v in x))
+    return best[1]
+
+
+def prediction_errors(profile: Profile, runs: Sequence[tuple[Parameters, dict[str, Any]]]
+                      ) -> list[tuple[str, float, float]]:
+    """(params hash, predicted, measured) total server seconds for each run."""
+    out = []
+    for p, rep in runs:
+        pred = server_seconds(p, profile, bool(rep.get("implicit_db")))
+        out.append((p.params_hash().hex(), pred, measured_seconds(rep)))
+    return out
+
+
+def load_run(params_json: str | Path, report_json: str | Path) -> tuple[Parameters, dict[str, Any]]:
+    """A (params, bench report) pair from files; params may be a plan document."""
+    try:
+        doc = json.loads(Path(params_json).read_text())
+        rep = json.loads(Path(report_json).read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise SpiralpirError(f"cannot read calibration run: {exc}") from exc
+    p = Parameters.from_literal(doc["params"] if "params" in doc else doc)
+    if "stages" not in rep or "server_seconds" not in rep:
+        raise SpiralpirError(f"{report_json}: not a bench --json report (no 'stages')")
+    if rep.get("params_hash") and rep["params_hash"] != p.params_hash().hex():
+        raise SpiralpirError(f"{report_json} was measured with other parameters "
+                             f"(hash {rep['params_hash']} != {p.params_hash().hex()})")
+    return p, rep

@@ -1,0 +1,227 @@
+"""Cost model: operation counts per server stage × per-operation costs from a machine profile.
+
+Owns the operation counts of one SPIRAL answer (per stage, every variant) and their conversion
+to seconds with a `Profile` (models/profile.py), written by `spiralpir calibrate` from
+the runtime's own microbenchmarks and bench stage timings), and the dollar cost of a query as
+in the SPIRAL paper: CPU-seconds × CPU price + response bytes × egress price.
+
+ONE formula serves every caller: `op_counts` works on numpy arrays (the vectorized model in
+plan/evaluate.py and the search's lower bounds) and on scalars (`stage_op_counts(params)`).
+
+Operations (units):
+  ntt     one forward or inverse NTT of one residue polynomial (cost per poly_len)
+  mac     one modular multiply-add of one coefficient residue (NTT domain)
+  decomp  one gadget digit of one coefficient residue (extract, lift)
+  compose one coefficient of a polynomial to decompose, per squared residue count (CRT
+          composition: L² work per coefficient; nothing to compose for one prime but the
+          centring)
+  auto    one automorphism-permuted / added coefficient residue
+  parse   one query coefficient residue read (bit unpacking) and one sampled from its seed
+  fd      one first-dimension multiply-accumulate (a database word × a ciphertext row), compute
+  fdout   one first-dimension query/output coefficient residue (query reorientation, the
+          reduction and store of each accumulated output)
+  ms      one modulus-switched coefficient (CRT compose + two roundings), q < 2^64
+  ms_wide the same for three or more CRT primes (q > 2^64 with the planner's primes below
+          2^30: the runtime's 128-bit path, an order of magnitude slower)
+
+Stage op counts (L = number of CRT primes, d = poly_len, ks(t) = one key switch, gadget t),
+following the runtime's loops (runtime/include/spiralpir/spiral/server.hpp ServerStages,
+first_dim.hpp, variants.hpp), stage names as its timings:
+  ks(t)          ntt (t+2)L, mac 2tLd, decomp tLd, compose L²d, auto 2Ld (automorph_keyswitch)
+  expansion      parsing the query's Q polynomials (vanilla Q = 1, stream Q = 2^nu_1 +
+                 nu_2·t_gsw: ServerStages::parse_query / parse_stream_query): ntt QL, parse QLd;
+                 then (not for the stream variants, which upload the expanded cts)
+                 Σ_{r=1}^{rounds−1} min(2^(r−1), 2^nu_1) · ks(t_exp_left)
+                 + [1 + Σ_{r=1}^{R−1} min(2^(r−1), nu_2·t_gsw)] · ks(t_exp_right), R = rounds_right
+                 (the live nodes of ServerStages::expand)
+  conversion     2^nu_1 · [ntt (t_conv+1)L, decomp t_conv·L·d, compose L²d,
+                 mac (n+1)n·t_conv·L·d] + nu_2·t_gsw · [ntt (2t_conv+1)L, decomp 2t_conv·L·d,
+                 compose 2L²d, mac (n+1)(n+2)·t_conv·L·d]; the 2^nu_1 term is absent for the
+                 stream variants with n = 1 computation matrices (stream_pack, stream with
+                 n = 1: noise.direct_first — the client encrypts the first-dimension cts under
+                 the computation secret, no ScalToMat; parsing them costs the same NTTs)
+  first_dimension max(compute, memory): compute = fd · inst·2^(nu_1+nu_2)·n²·d·L·(n+1)
+                 + fdout · (inst·2^nu_2 + 2^nu_1)·(n+1)·n·d·L;
+                 memory = preprocessed database bytes (4·inst·2^(nu_1+nu_2)·n²·d·L) / the
+                 profile's single-thread streaming read bandwidth, when the database is larger
+                 than the last-level cache (else it stays cache resident between queries)
+  folding        inst·(2^nu_2 − 1) · [ntt (n+1)n(1+t_gsw)L, decomp (n+1)n·t_gsw·L·d,
+                 compose (n+1)n·L²d, mac (n+1)²n·t_gsw·L·d]
+  packing        (pack variants) per response instance: ntt n²(t_conv+1)L, decomp n²·t_conv·L·d,
+                 compose n²L²d, mac (n+1)n²·t_conv·L·d
+  modswitch      per response instance: ntt (n+1)nL, ms or ms_wide (n+1)nd
+where n and inst are the computation's (pack: n = 1 over inst·n² sub-databases). Each stage's
+seconds = stage_scale[stage] × Σ count·cost (stage_scale, default 1, is fitted by calibration
+against measured stage timings; the runtime books packing inside its `modswitch` timing).
+Predictions are single-thread CPU seconds.
+
+Streaming (a query prepared once, then answered against a sequence of databases; the runtime's
+server_prepare / server_answer_prepared, every variant): the ONE_TIME_STAGES (query parse and
+expansion, conversion) run once per query, the PER_DATABASE_STAGES (first dimension, folding,
+packing, modulus switching) once per database; `split_seconds` gives both parts and the
+planner's `stream` objective minimises the per-database part.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from spiralpir.optimizer.models.noise import direct_first
+from spiralpir.optimizer.models.profile import (
+    ONE_TIME_STAGES,
+    PER_DATABASE_STAGES,
+    STAGES,
+    Profile,
+)
+from spiralpir.optimizer.params.parameters import Parameters
+
+__all__ = ["ONE_TIME_STAGES", "PER_DATABASE_STAGES", "STAGES", "OPS", "Profile", "Prices"]
+
+OPS = ("ntt", "mac", "decomp", "compose", "auto", "parse", "fd", "fdout", "ms", "ms_wide")
+
+# Prices of the SPIRAL paper (AWS, 2022): $0.0195 per CPU-hour, $0.09 per GB egress.
+CPU_DOLLARS_PER_HOUR = 0.0195
+EGRESS_DOLLARS_PER_GB = 0.09
+# the bench drivers' implicit database holds at least this much distinct data
+# (runtime/testing/include/spiralpir/testing/bench_driver.hpp, bench_detail::implicit_db_layout)
+IMPLICIT_DB_MIN_DISTINCT = float(1 << 30)
+
+
+def _ceil_log2(x: Any) -> Any:
+    """ceil(log2 x) for x ≥ 1 (0 for x ≤ 1), on scalars or integer arrays."""
+    xf = np.maximum(np.asarray(x, dtype=np.float64), 1.0)
+    return np.ceil(np.log2(xf) - 1e-12)
+
+
+def op_counts(variant: str, d: int, L: int, n: int, nu1: int, nu2: int, inst: int,
+              tl: Any, tr: Any, tc: Any, tg: Any) -> dict[str, dict[str, Any]]:
+    """Operation counts of every server stage (module docstring). n and inst are the
+    RESPONSE's (the pack variants compute with n = 1 over inst·n² sub-databases); the gadget
+    lengths may be numpy arrays (the counts broadcast over them)."""
+    stream = variant in ("stream", "stream_pack")
+    pack = variant in ("pack", "stream_pack")
+    nc, inst_c = (1, inst * n * n) if pack else (n, inst)
+    a = float(1 << nu1)
+    a_conv = 0.0 if direct_first(variant, n) else a  # first-dimension cts through ScalToMat
+    tl, tr, tc, tg = (np.asarray(x, dtype=np.float64) for x in (tl, tr, tc, tg))
+    digits = nu2 * tg
+    big_r = 1.0 + _ceil_log2(digits)  # rounds_right
+    rounds = np.maximum(nu1 + 1.0, big_r)
+    zero = np.zeros(np.broadcast(tl, tr, tc, tg).shape)
+    n_left, n_right = zero.copy(), zero + (0.0 if stream else 1.0)
+    if not stream:
+        for r in range(1, int(np.max(rounds))):
+            n_left = n_left + np.where(r < rounds, min(2.0 ** (r - 1), a), 0.0)
+            n_right = n_right + np.where(r < big_r, np.minimum(2.0 ** (r - 1), digits), 0.0)
+
+    def ks(t: Any, k: Any) -> dict[str, Any]:
+        return {"ntt": k * (t + 2) * L, "mac": k * 2 * t * L * d, "decomp": k * t * L * d,
+                "compose": k * L * L * d, "auto": k * 2 * L * d}
+
+    exp_l, exp_r = ks(tl, n_left), ks(tr, n_right)
+    query_polys = (a + digits) if stream else 1.0 + zero
+    folds = inst_c * (2.0**nu2 - 1)
+    packing = ({"ntt": inst * n * n * (tc + 1) * L, "decomp": inst * n * n * tc * L * d,
+                "compose": zero + inst * n * n * L * L * d,
+                "mac": inst * (n + 1) * n * n * tc * L * d} if pack else
+               {"ntt": zero, "decomp": zero, "compose": zero, "mac": zero})
+    return {
+        "expansion": {"ntt": exp_l["ntt"] + exp_r["ntt"] + query_polys * L,
+                      "mac": exp_l["mac"] + exp_r["mac"],
+                      "decomp": exp_l["decomp"] + exp_r["decomp"],
+                      "compose": exp_l["compose"] + exp_r["compose"],
+                      "auto": exp_l["auto"] + exp_r["auto"],
+                      "parse": query_polys * L * d},
+        "conversion": {
+            "ntt": a_conv * (tc + 1) * L + digits * (2 * tc + 1) * L,
+            "decomp": (a_conv * tc + digits * 2 * tc) * L * d,
+            "compose": (a_conv + 2 * digits) * L * L * d,
+            "mac": (a_conv * (nc + 1) * nc + digits * (nc + 1) * (nc + 2)) * tc * L * d,
+        },
+        "first_dimension": {"fd": zero + inst_c * 2.0 ** (nu1 + nu2) * nc * nc * d * L * (nc + 1),
+                            "fdout": zero + (inst_c * 2.0**nu2 + a) * (nc + 1) * nc * d * L},
+        "folding": {"ntt": folds * (nc + 1) * nc * (1 + tg) * L,
+                    "decomp": folds * (nc + 1) * nc * tg * L * d,
+                    "compose": zero + folds * (nc + 1) * nc * L * L * d,
+                    "mac": folds * (nc + 1) ** 2 * nc * tg * L * d},
+        "packing": packing,
+        "modswitch": {"ntt": zero + inst * (n + 1) * n * L,
+                      "ms": zero + (0 if L >= 3 else inst * (n + 1) * n * d),
+                      "ms_wide": zero + (inst * (n + 1) * n * d if L >= 3 else 0)},
+    }
+
+
+def db_bytes(d: int, L: int, n: int, nu1: int, nu2: int, inst: int) -> float:
+    """Bytes of the preprocessed database the first dimension streams (no header)."""
+    return 4.0 * inst * 2.0 ** (nu1 + nu2) * n * n * d * L
+
+
+def seconds_of_counts(counts: dict[str, dict[str, Any]], d: int, profile: Profile,
+                      streamed_bytes: float, distinct_bytes: float | None = None
+                      ) -> dict[str, Any]:
+    """Per-stage single-thread seconds of op counts. The first dimension takes the larger of
+    its compute time and its memory time (streamed_bytes / read bandwidth), the latter only
+    when the distinct data (default: all of it) exceeds the last-level cache."""
+    out: dict[str, Any] = {}
+    for stage, ops in counts.items():
+        t: Any = 0.0
+        for op, c in ops.items():
+            t = t + c * profile.op_cost(op, d)
+        out[stage] = t * profile.scale(stage)
+    distinct = streamed_bytes if distinct_bytes is None else distinct_bytes
+    if profile.read_bytes_per_second > 0 and distinct > profile.cache_bytes:
+        out["first_dimension"] = np.maximum(out["first_dimension"],
+                                            streamed_bytes / profile.read_bytes_per_second)
+    return out
+
+
+def _counts_of(p: Parameters) -> dict[str, dict[str, Any]]:
+    return op_counts(p.variant, p.poly_len, len(p.moduli), p.n, p.nu_1, p.nu_2, p.instances,
+                     p.t_exp_left, p.t_exp_right, p.t_conv, p.t_gsw)
+
+
+def stage_op_counts(p: Parameters) -> dict[str, dict[str, float]]:
+    """Operation counts of every server stage for one query (see the module docstring)."""
+    return {st: {op: float(c) for op, c in ops.items()} for st, ops in _counts_of(p).items()}
+
+
+def params_db_bytes(p: Parameters) -> float:
+    return db_bytes(p.poly_len, len(p.moduli), p.n, p.nu_1, p.nu_2, p.instances)
+
+
+def stage_seconds(p: Parameters, profile: Profile, implicit_db: bool = False
+                  ) -> dict[str, float]:
+    """Predicted single-thread seconds of every server stage. implicit_db: the database is the
+    bench drivers' implicit one (≥ 1 GiB of distinct data addressed cyclically)."""
+    streamed = params_db_bytes(p)
+    distinct = min(streamed, IMPLICIT_DB_MIN_DISTINCT) if implicit_db else streamed
+    secs = seconds_of_counts(_counts_of(p), p.poly_len, profile, streamed, distinct)
+    return {k: float(v) for k, v in secs.items()}
+
+
+def server_seconds(p: Parameters, profile: Profile, implicit_db: bool = False) -> float:
+    return sum(stage_seconds(p, profile, implicit_db).values())
+
+
+def split_seconds(secs: dict[str, Any]) -> tuple[Any, Any]:
+    """(one-time, per-database) seconds of per-stage seconds (scalars or arrays): the streaming
+    split (module docstring)."""
+    one_time: Any = 0.0
+    per_db: Any = 0.0
+    for stage in ONE_TIME_STAGES:
+        one_time = one_time + secs[stage]
+    for stage in PER_DATABASE_STAGES:
+        per_db = per_db + secs[stage]
+    return one_time, per_db
+
+
+@dataclass(frozen=True)
+class Prices:
+    cpu_dollars_per_hour: float = CPU_DOLLARS_PER_HOUR
+    egress_dollars_per_gb: float = EGRESS_DOLLARS_PER_GB
+
+    def dollars(self, cpu_seconds: float, response_bytes: float) -> float:
+        return (cpu_seconds * self.cpu_dollars_per_hour / 3600.0
+                + response_bytes * self.egress_dollars_per_gb / 1e9)

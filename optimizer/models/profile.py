@@ -1,0 +1,108 @@
+"""Machine profiles: the per-operation costs of one machine, and the answer's stage names.
+
+A profile (`profiles/*.json`, package data; written by `spiralpir calibrate` from the runtime's
+own microbenchmarks and bench stage timings) gives the seconds of one NTT per ring size and of
+every other operation the cost model counts (models/cost.py), plus optional per-stage scales,
+the single-thread read bandwidth and the last-level cache size.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from spiralpir.optimizer.errors import SpiralpirError
+
+ONE_TIME_STAGES = ("expansion", "conversion")  # server_prepare: once per (streamed) query
+PER_DATABASE_STAGES = ("first_dimension", "folding", "packing", "modswitch")  # answer_prepared
+STAGES = ONE_TIME_STAGES + PER_DATABASE_STAGES
+_FITTED = ("mac", "decomp", "compose", "auto", "parse", "fd", "fdout", "ms", "ms_wide")
+_OPTIONAL = ("compose", "parse", "fdout", "ms_wide")  # absent from older profiles: 0
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Per-operation costs (seconds) of one machine."""
+
+    cpu_model: str
+    date: str
+    ntt_seconds: dict[int, float]  # poly_len -> seconds per residue NTT
+    op_seconds: dict[str, float]  # mac, decomp, auto, fd, ms -> seconds per unit
+    stage_scale: dict[str, float] = field(default_factory=dict)
+    read_bytes_per_second: float = 0.0  # single-thread streaming read; 0: not modelled
+    cache_bytes: float = 0.0  # last-level cache; databases up to this size stay resident
+    source: str = ""
+    path: str = ""
+
+    def ntt(self, d: int) -> float:
+        if d in self.ntt_seconds:
+            return self.ntt_seconds[d]
+        # scale the nearest measured size by d·log d
+        ref = min(self.ntt_seconds, key=lambda k: abs(math.log2(k) - math.log2(d)))
+        return self.ntt_seconds[ref] * (d * math.log2(d)) / (ref * math.log2(ref))
+
+    def scale(self, stage: str) -> float:
+        return self.stage_scale.get(stage, 1.0)
+
+    def op_cost(self, op: str, d: int) -> float:
+        if op == "ntt":
+            return self.ntt(d)
+        return self.op_seconds.get(op, 0.0) if op in _OPTIONAL else self.op_seconds[op]
+
+    @classmethod
+    def from_dict(cls, doc: dict[str, Any], path: str = "") -> Profile:
+        try:
+            ops = doc["op_seconds"]
+            prof = cls(
+                cpu_model=str(doc["cpu_model"]),
+                date=str(doc["date"]),
+                ntt_seconds={int(k): float(v) for k, v in doc["ntt_seconds"].items()},
+                op_seconds={k: float(ops.get(k, 0.0) if k in _OPTIONAL else ops[k])
+                            for k in _FITTED},
+                stage_scale={k: float(v) for k, v in doc.get("stage_scale", {}).items()},
+                read_bytes_per_second=float(doc.get("read_bytes_per_second", 0.0)),
+                cache_bytes=float(doc.get("cache_bytes", 0.0)),
+                source=str(doc.get("source", "")),
+                path=path,
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SpiralpirError(f"machine profile {path or '(dict)'}: bad or missing field "
+                                 f"({exc})") from exc
+        if not prof.ntt_seconds:
+            raise SpiralpirError(f"machine profile {path}: 'ntt_seconds' is empty")
+        unknown = sorted(set(prof.stage_scale) - set(STAGES))
+        if unknown:
+            raise SpiralpirError(f"machine profile {path}: unknown stage {unknown[0]!r}")
+        return prof
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "cpu_model": self.cpu_model,
+            "date": self.date,
+            "source": self.source,
+            "ntt_seconds": {str(k): v for k, v in sorted(self.ntt_seconds.items())},
+            "op_seconds": dict(sorted(self.op_seconds.items())),
+            "stage_scale": dict(sorted(self.stage_scale.items())),
+            "read_bytes_per_second": self.read_bytes_per_second,
+            "cache_bytes": self.cache_bytes,
+        }
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> Profile:
+        """Load a profile file; None -> the shipped default (models/profiles/default.json)."""
+        if path is None:
+            text = resources.files("spiralpir.optimizer.models").joinpath(
+                "profiles/default.json").read_text()
+            return cls.from_dict(json.loads(text), "profiles/default.json")
+        p = Path(path)
+        try:
+            doc = json.loads(p.read_text())
+        except OSError as exc:
+            raise SpiralpirError(f"cannot read machine profile {p}: {exc.strerror}") from exc
+        except json.JSONDecodeError as exc:
+            raise SpiralpirError(f"machine profile {p} is not JSON: {exc}") from exc
+        return cls.from_dict(doc, str(p))

@@ -1,0 +1,69 @@
+"""Lower bounds of a structure over every gadget choice, for the branch-and-bound search.
+
+A structure's bounds — on noise (every gadget-dependent term at its minimum) and on the
+objective (every stage's time with each gadget length at its smallest, the response with the
+smallest admissible q2) — hold for every gadget combination, so a structure whose bound cannot
+beat the best found so far is provably worse. One formula for every variant
+(params/variants.py).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cache
+
+from spiralpir.optimizer.models import noise
+from spiralpir.optimizer.models.cost import Profile
+from spiralpir.optimizer.params.variants import is_pack, is_stream
+from spiralpir.optimizer.plan.evaluate import (
+    _grid,
+    _q2_table,
+    _vmax,
+    objective_value,
+    time_lower_bound,
+)
+from spiralpir.optimizer.plan.space import Options, Structure
+
+
+@cache
+def ring_minima(d: int, q: int, sigma2: float) -> tuple[float, float, float]:
+    """(min key-switch variance, min d·E[x²]·t over gadget lengths, min gadget length)."""
+    g = _grid(d, q, sigma2)
+    return float(g.ks_l.min()), float((d * g.eg * g.tg).min()), float(g.tl.min())
+
+
+def lower_bounds(s: Structure, options: Options, profile: Profile) -> tuple[float, bool]:
+    """(objective lower bound, possibly-correct) of a structure, valid for every gadget
+    choice (each term at its smallest value)."""
+    variant = options.variant
+    stream, pack = is_stream(variant), is_pack(variant)
+    ring = s.ring
+    d, qb, q = ring.poly_len, ring.q_bits, float(ring.modulus.q)
+    n, pb, nu1, nu2, inst = s.n, s.pb, s.nu_1, s.nu_2, s.instances
+    nc = 1 if pack else n
+    p = float(1 << pb)
+    q1 = 4.0 * p
+    sigma2 = options.noise_width**2 / (2 * math.pi)
+    ks_min, fold_min, t_min = ring_minima(d, ring.modulus.q, sigma2)
+    a = float(1 << nu1)
+    v_left = sigma2 if stream else 2.0 * a * sigma2 + a * ks_min + (a - 1.0) * ks_min
+    e_d = noise.db_coeff_sq(p)
+    ks_first = 0.0 if noise.direct_first(variant, n) else nc * ks_min  # ScalToMat (or none)
+    v_fd = a * d * e_d * (v_left + ks_first)
+    # v_right ≥ σ² (R ≥ 1 round of fresh noise doubling; fresh for the stream variants)
+    v_fold_min = v_fd + nu2 * fold_min * (sigma2 + nc * ks_min)
+    if pack:
+        v_fold_min += n * ks_min
+    vmax = _vmax(inst * n * n * d, options.correctness_log2)
+    possible = (q1 / q) ** 2 * v_fold_min < vmax
+    # objective lower bound: every gadget length at its smallest (time grows with each)
+    one_time, per_db = time_lower_bound(variant, s, t_min, profile)
+    bits_tab, q2_tab = _q2_table(d)
+    ok = [int(b) for b, v in zip(bits_tab, q2_tab, strict=True) if q1 < v < q]
+    if not ok:
+        return math.inf, False
+    resp = 32 + -(-(inst * d * (n * ok[0] + n * n * (pb + 2))) // 8)
+    query = 64 + ((int(a) + nu2 * int(t_min)) if stream else 1) * d * qb // 8  # d·qb % 8 == 0
+    if resp > options.max_response_bytes or query > options.max_query_bytes:
+        return math.inf, False
+    return float(objective_value(options, one_time, per_db, resp, query)), possible

@@ -1,0 +1,412 @@
+"""ctypes binding of a built instance's C ABI (``libspiralpir_<name>.so``, declared by the
+generated instance.cpp; templates/instance.cpp.j2).
+
+One ``Library`` wraps the functions of one prefix (``spiralpir_<name>`` or the CI-sized twin
+``spiralpir_<name>_ci``). Failing calls raise SpiralpirError with the library's own message.
+Buffers returned by the library are copied into Python ``bytes`` and freed at once.
+
+Streaming (every variant): ``ServerDb.prepare(pp, query)`` does a query's one-time
+server work once (parse, expansion for the expansion variants, conversion) and returns a
+``PreparedQuery``; ``ServerDb.answer_prepared(prepared)`` answers it against that server's
+database, so one prepared query serves any number of databases of the same build.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from spiralpir.optimizer.errors import SpiralpirError
+from spiralpir.optimizer.params.ci_twin import ci_literal
+from spiralpir.optimizer.params.variants import is_pack
+
+_c_void_pp = ctypes.POINTER(ctypes.c_void_p)
+_c_u8_p = ctypes.POINTER(ctypes.c_uint8)
+_c_u8_pp = ctypes.POINTER(_c_u8_p)
+_c_size_p = ctypes.POINTER(ctypes.c_size_t)
+PROGRESS_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64)
+
+_SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
+    "last_error": (ctypes.c_char_p, []),
+    "free": (None, [ctypes.c_void_p]),
+    "params_json": (ctypes.c_char_p, []),
+    "stage_names": (ctypes.c_char_p, []),
+    "client_new": (ctypes.c_int, [ctypes.c_char_p, _c_void_pp]),
+    "client_save": (ctypes.c_int, [ctypes.c_void_p, _c_u8_pp, _c_size_p]),
+    "client_load": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_size_t, _c_void_pp]),
+    "client_free": (None, [ctypes.c_void_p]),
+    "client_public_params": (ctypes.c_int, [ctypes.c_void_p, _c_u8_pp, _c_size_p]),
+    "client_query": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_uint64, _c_u8_pp, _c_size_p]),
+    "client_decode": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_char_p,
+                                     ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t]),
+    "server_new": (ctypes.c_int, [ctypes.c_uint32, _c_void_pp]),
+    "server_free": (None, [ctypes.c_void_p]),
+    "server_load_records": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64,
+                                           ctypes.c_uint64, PROGRESS_FN, ctypes.c_void_p]),
+    "server_save_db": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p]),
+    "server_map_db": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p]),
+    "public_params_load": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_size_t, _c_void_pp]),
+    "public_params_free": (None, [ctypes.c_void_p]),
+    "server_answer": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p,
+                                     ctypes.c_size_t, _c_u8_pp, _c_size_p,
+                                     ctypes.POINTER(ctypes.c_double)]),
+    # streaming additions (variants.hpp)
+    "variant": (ctypes.c_char_p, []),
+    "server_prepare": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p,
+                                      ctypes.c_size_t, _c_void_pp,
+                                      ctypes.POINTER(ctypes.c_double)]),
+    "server_answer_prepared": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, _c_u8_pp,
+                                              _c_size_p, ctypes.POINTER(ctypes.c_double)]),
+    "prepared_free": (None, [ctypes.c_void_p]),
+}
+
+# The streaming ABI's stage timings: the one-time part (PREFIX_server_prepare; "expansion" is
+# the query parse alone for the stream variants, which upload the expanded query) and the
+# per-database part (PREFIX_server_answer_prepared; "packing" is 0 unless the variant packs).
+PREPARE_STAGES = ("expansion", "conversion")
+ANSWER_STAGES = ("first_dimension", "folding", "packing", "modswitch")
+
+
+def prepared_query_bytes(params: dict[str, Any]) -> int:
+    """Memory held by one prepared query in the runtime (variants.hpp ``PreparedQuery``):
+    2^nu_1 first-dimension (n+1)×n matrices and nu_2 GSW (n+1)×(n+1)·t_gsw matrices of NTT
+    polynomials, poly_len 64-bit words per modulus each; the packing variants compute with
+    n = 1. Allocator overhead comes on top (measured RSS: 2-15% more)."""
+    n = 1 if is_pack(params["variant"]) else int(params["n"])
+    polys = (1 << int(params["nu_1"])) * (n + 1) * n + int(params["nu_2"]) * (n + 1) ** 2 * int(
+        params["t_gsw"])
+    return polys * int(params["poly_len"]) * len(params["moduli"]) * 8
+
+
+_LOADED: dict[tuple[str, str], Library] = {}
+_LOAD_LOCK = threading.Lock()
+
+
+class Library:
+    """The C ABI of one instance prefix inside a shared library."""
+
+    def __init__(self, path: Path, prefix: str) -> None:
+        self.path = Path(path)
+        self.prefix = prefix
+        try:
+            self._dll = ctypes.CDLL(str(self.path))
+        except OSError as exc:
+            raise SpiralpirError(f"cannot load {self.path}: {exc}") from exc
+        self._fn: dict[str, Any] = {}
+        for short, (restype, argtypes) in _SIGNATURES.items():
+            try:
+                fn = getattr(self._dll, f"{prefix}_{short}")
+            except AttributeError as exc:
+                raise SpiralpirError(
+                    f"{self.path} does not export {prefix}_{short}: rebuild it with "
+                    "`spiralpir build`"
+                ) from exc
+            fn.restype = restype
+            fn.argtypes = argtypes
+            self._fn[short] = fn
+        self.params: dict[str, Any] = json.loads(self._fn["params_json"]().decode())
+        names = self._fn["stage_names"]().decode()
+        self.stage_names: list[str] = [s for s in names.split(",") if s]
+        self.variant: str = self._fn["variant"]().decode()
+
+    # -- helpers -------------------------------------------------------------------------------
+    def call(self, short: str, *args: Any) -> None:
+        rc = self._fn[short](*args)
+        if rc != 0:
+            msg = self._fn["last_error"]()
+            text = msg.decode(errors="replace") if msg else f"{self.prefix}_{short} failed"
+            raise SpiralpirError(text)
+
+    def take_buffer(self, short: str, *args: Any) -> bytes:
+        return self.take_buffer_then(short, args, ())
+
+    def take_buffer_then(self, short: str, args: tuple[Any, ...],
+                         after: tuple[Any, ...]) -> bytes:
+        """take_buffer for functions with arguments after the (buffer, length) outputs."""
+        buf = _c_u8_p()
+        size = ctypes.c_size_t()
+        self.call(short, *args, ctypes.byref(buf), ctypes.byref(size), *after)
+        try:
+            return ctypes.string_at(buf, size.value)
+        finally:
+            self._fn["free"](buf)
+
+    def handle(self, short: str, *args: Any) -> ctypes.c_void_p:
+        return self.handle_then(short, args, ())
+
+    def handle_then(self, short: str, args: tuple[Any, ...],
+                    after: tuple[Any, ...]) -> ctypes.c_void_p:
+        out = ctypes.c_void_p()
+        self.call(short, *args, ctypes.byref(out), *after)
+        return out
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (str(self.path.resolve()), self.prefix)
+
+    def check_same(self, other: Library, what: str) -> None:
+        """Objects of one library's types must never reach another's functions."""
+        if other is not self and other.key != self.key:
+            raise SpiralpirError(
+                f"{what} of {other.prefix} ({other.path.name}) cannot be used with "
+                f"{self.prefix} ({self.path.name}): different parameters"
+            )
+
+    def fn(self, short: str) -> Any:
+        return self._fn[short]
+
+
+def load(library_path: Path, prefix: str) -> Library:
+    """Load (once per process) the C ABI with this prefix from library_path."""
+    key = (str(Path(library_path).resolve()), prefix)
+    with _LOAD_LOCK:
+        lib = _LOADED.get(key)
+        if lib is None:
+            lib = Library(Path(library_path), prefix)
+            _LOADED[key] = lib
+        return lib
+
+
+class _Handle:
+    """A library object owned through a handle: `h` while open, `close()` frees it (also when
+    garbage collected). Subclasses name the free function and what a closed handle is."""
+
+    FREE = ""  # the library function that releases the handle
+    CLOSED = ""  # the error when the handle is used after close()
+
+    def __init__(self, lib: Library, handle: ctypes.c_void_p) -> None:
+        self.lib = lib
+        self._h: ctypes.c_void_p | None = handle
+
+    @property
+    def h(self) -> ctypes.c_void_p:
+        if self._h is None:
+            raise SpiralpirError(self.CLOSED)
+        return self._h
+
+    def close(self) -> None:
+        if self._h is not None:
+            self.lib.fn(self.FREE)(self._h)
+            self._h = None
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+class ClientKeys(_Handle):
+    """A client's secret state: makes public parameters and queries, decodes responses."""
+
+    FREE = "client_free"
+    CLOSED = "client was closed"
+
+    @classmethod
+    def new(cls, lib: Library, seed: bytes | None = None) -> ClientKeys:
+        if seed is not None and len(seed) != 32:
+            raise SpiralpirError("a client seed must be 32 bytes")
+        return cls(lib, lib.handle("client_new", seed))
+
+    @classmethod
+    def load(cls, lib: Library, state: bytes) -> ClientKeys:
+        return cls(lib, lib.handle("client_load", state, len(state)))
+
+    def save(self) -> bytes:
+        return self.lib.take_buffer("client_save", self.h)
+
+    def public_params(self) -> bytes:
+        return self.lib.take_buffer("client_public_params", self.h)
+
+    def query(self, index: int) -> bytes:
+        return self.lib.take_buffer("client_query", self.h, ctypes.c_uint64(index))
+
+    def decode(self, index: int, response: bytes, record_size: int) -> bytes:
+        out = ctypes.create_string_buffer(record_size)
+        self.lib.call("client_decode", self.h, ctypes.c_uint64(index), response, len(response),
+                      out, record_size)
+        return out.raw
+
+
+class PublicParams(_Handle):
+    """Public parameters a client uploaded, parsed and validated by the library."""
+
+    FREE = "public_params_free"
+    CLOSED = "public parameters were released"
+
+    def __init__(self, lib: Library, data: bytes) -> None:
+        super().__init__(lib, lib.handle("public_params_load", data, len(data)))
+        self.size = len(data)
+
+
+class PreparedQuery:
+    """A query after its one-time server work (``ServerDb.prepare``): answers it against any
+    number of databases of the same library (``ServerDb.answer_prepared``), concurrently.
+
+    ``seconds``: the one-time part per stage (PREPARE_STAGES). ``close()`` releases it; if
+    answers are still running on it, the last of them frees it, so a cache may drop a
+    prepared query at any time."""
+
+    def __init__(self, lib: Library, handle: ctypes.c_void_p, seconds: dict[str, float],
+                 query_bytes: int) -> None:
+        self.lib = lib
+        self.seconds = seconds
+        self.query_bytes = query_bytes
+        self._h: ctypes.c_void_p | None = handle
+        self._lock = threading.Lock()
+        self._users = 0
+        self._closing = False
+
+    @property
+    def closed(self) -> bool:
+        with self._lock:
+            return self._h is None or self._closing
+
+    @contextmanager
+    def use(self) -> Iterator[ctypes.c_void_p]:
+        """The handle, kept alive until the block exits."""
+        with self._lock:
+            if self._h is None or self._closing:
+                raise SpiralpirError("prepared query was released")
+            self._users += 1
+            h = self._h
+        try:
+            yield h
+        finally:
+            with self._lock:
+                self._users -= 1
+                free = self._closing and self._users == 0
+            if free:
+                self._free()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._h is None or self._closing:
+                return
+            self._closing = True
+            free = self._users == 0
+        if free:
+            self._free()
+
+    def _free(self) -> None:
+        with self._lock:
+            h, self._h = self._h, None
+        if h is not None:
+            self.lib.fn("prepared_free")(h)
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+class ServerDb(_Handle):
+    """A server holding one preprocessed database."""
+
+    FREE = "server_free"
+    CLOSED = "server was closed"
+
+    def __init__(self, lib: Library, threads: int = 0) -> None:
+        super().__init__(lib, lib.handle("server_new", ctypes.c_uint32(threads)))
+
+    def load_records(self, records: Any, num_records: int, record_size: int,
+                     progress: Callable[[int, int], None] | None = None) -> None:
+        """records: a buffer (bytes, bytearray, mmap, memoryview) of num_records*record_size."""
+        view = memoryview(records).cast("B")
+        if len(view) < num_records * record_size:
+            raise SpiralpirError("record buffer shorter than num_records * record_size")
+        if view.readonly:
+            ptr = ctypes.cast(ctypes.c_char_p(bytes(view)), ctypes.c_void_p)
+            keep: Any = ptr
+        else:
+            keep = (ctypes.c_uint8 * len(view)).from_buffer(view)
+            ptr = ctypes.cast(keep, ctypes.c_void_p)
+
+        def _cb(_ctx: Any, done: int, total: int) -> None:
+            if progress is not None:
+                progress(int(done), int(total))
+
+        cb = PROGRESS_FN(_cb)
+        try:
+            self.lib.call("server_load_records", self.h, ptr, ctypes.c_uint64(num_records),
+                          ctypes.c_uint64(record_size), cb, None)
+        finally:
+            del keep
+
+    def save_db(self, path: Path) -> None:
+        self.lib.call("server_save_db", self.h, str(path).encode())
+
+    def map_db(self, path: Path) -> None:
+        self.lib.call("server_map_db", self.h, str(path).encode())
+
+    def answer(self, pp: PublicParams, query: bytes) -> tuple[bytes, dict[str, float]]:
+        """The whole answer to one query; seconds per stage (``lib.stage_names``)."""
+        self.lib.check_same(pp.lib, "public parameters")
+        names = self.lib.stage_names
+        stages = (ctypes.c_double * max(len(names), 1))()
+        data = self.lib.take_buffer_then("server_answer", (self.h, pp.h, query, len(query)),
+                                         (stages,))
+        return data, {name: stages[i] for i, name in enumerate(names)}
+
+    def prepare(self, pp: PublicParams, query: bytes) -> PreparedQuery:
+        """The one-time part of answering ``query`` (parse, expansion, conversion), reusable
+        with ``answer_prepared`` against the database of any ServerDb of the same library."""
+        self.lib.check_same(pp.lib, "public parameters")
+        secs = (ctypes.c_double * len(PREPARE_STAGES))()
+        h = self.lib.handle_then("server_prepare", (self.h, pp.h, query, len(query)), (secs,))
+        return PreparedQuery(self.lib, h, {s: secs[i] for i, s in enumerate(PREPARE_STAGES)},
+                             len(query))
+
+    def answer_prepared(self, prepared: PreparedQuery) -> tuple[bytes, dict[str, float]]:
+        """The per-database part: this database's response to a prepared query; seconds per
+        stage (ANSWER_STAGES)."""
+        self.lib.check_same(prepared.lib, "prepared query")
+        stages = (ctypes.c_double * len(ANSWER_STAGES))()
+        with prepared.use() as ph:
+            data = self.lib.take_buffer_then("server_answer_prepared", (self.h, ph), (stages,))
+        out = {s: stages[i] for i, s in enumerate(ANSWER_STAGES)}
+        if not is_pack(self.lib.variant):  # the lap around no packing: modswitch's
+            out["modswitch"] += out["packing"]
+            out["packing"] = 0.0
+        return data, out
+
+
+class Build:
+    """A generated build, compiled and loaded: the full instance or its CI-sized twin.
+
+    `inst` is a built instance (build/builder.Instance: name, source_dir, params_json,
+    library); service/builds.open_build compiles one if needed."""
+
+    def __init__(self, inst: Any, ci: bool = False) -> None:
+        self.inst = inst
+        self.name: str = inst.name
+        self.ci = ci
+        self.source_dir: Path = inst.source_dir
+        doc = json.loads(inst.params_json.read_text())
+        params = dict(doc["params"])
+        self.params: dict[str, Any] = ci_literal(params) if ci else params
+        self.prefix = f"spiralpir_{self.name}_ci" if ci else f"spiralpir_{self.name}"
+        self.lib = load(inst.library, self.prefix)
+
+    @property
+    def label(self) -> str:
+        return self.name + (" (CI twin)" if self.ci else "")
+
+    @property
+    def num_records(self) -> int:
+        return int(self.params["records"])
+
+    @property
+    def record_size(self) -> int:
+        return int(self.params["record_size"])
+
+    @property
+    def variant(self) -> str:
+        """"spiral", "stream", "pack" or "stream_pack" (from the library itself)."""
+        return self.lib.variant

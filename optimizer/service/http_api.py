@@ -1,0 +1,54 @@
+"""The HTTP API both sides speak: routes, header names, body limits and stage-header encoding.
+
+  POST /v1/setup   body: public parameters (octet-stream)  -> {"client_id": ...}
+  POST /v1/query   header X-Spiralpir-Client-Id, body: query -> response (octet-stream)
+                   (a server holding one database)
+  POST /v1/stream  header X-Spiralpir-Client-Id, body: query -> {"stream_id": ..., ...}
+  GET  /v1/stream/{stream_id}/blocks/{k}  -> block k's response (octet-stream); the headers
+                   give this block's server seconds and stages, without the one-time part
+  DELETE /v1/stream/{stream_id}           -> releases the session
+  GET  /v1/params  the build's parameters, shapes, blocks, exact message sizes, limits
+  GET  /v1/health  {"status": "ok", ...}
+
+Errors are JSON {"error": message} with a 4xx status.
+"""
+
+from __future__ import annotations
+
+import json
+
+API_VERSION = 1
+
+SETUP = "/v1/setup"
+QUERY = "/v1/query"
+STREAM = "/v1/stream"
+PARAMS = "/v1/params"
+HEALTH = "/v1/health"
+
+CLIENT_HEADER = "X-Spiralpir-Client-Id"
+BLOCK_HEADER = "X-Spiralpir-Block"
+BLOCK_BYTES_HEADER = "X-Spiralpir-Block-Bytes"
+SECONDS_HEADER = "X-Spiralpir-Server-Seconds"
+STAGES_HEADER = "X-Spiralpir-Stages"
+STREAM_HEADERS = (BLOCK_HEADER, BLOCK_BYTES_HEADER, SECONDS_HEADER, STAGES_HEADER)
+
+# a request body may exceed the exact message size by this much (framing slack)
+BODY_SLACK_BYTES = 4096
+
+
+def stream_path(stream_id: str) -> str:
+    return f"{STREAM}/{stream_id}"
+
+
+def block_path(stream_id: str, block: int | str) -> str:
+    return f"{STREAM}/{stream_id}/blocks/{block}"
+
+
+def body_limit(message_bytes: int) -> int:
+    """The largest request body accepted for a message of `message_bytes`."""
+    return message_bytes + BODY_SLACK_BYTES
+
+
+def answer_headers(seconds: float, stages: dict[str, float]) -> dict[str, str]:
+    """The headers of an answer: its server seconds and per-stage seconds."""
+    return {SECONDS_HEADER: f"{seconds:.6f}", STAGES_HEADER: json.dumps(stages, sort_keys=True)}

@@ -1,0 +1,373 @@
+"""The PIR client as a Python object (``PirClient``): private lookups against a spiralpir server.
+
+The client keeps its secret state in a local file (mode 0600) together with the client id the
+server assigned, so public parameters are uploaded once per server. It learns the server's
+build from ``GET /v1/params``, loads the matching local build (the same generated directory,
+compiled here) and refuses to talk to a server whose parameters differ.
+
+``stream(i)`` retrieves record i of every block of a streaming server (``serve --stream``):
+one query is uploaded once, then each block's answer is fetched and decoded; the report
+separates the one-time part (query upload and the server's preparation) from the per-block
+figures.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import queue
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import requests
+from spiralpir.optimizer.errors import SpiralpirError
+from spiralpir.optimizer.resources import GENERATED_DIR
+from spiralpir.optimizer.service import http_api as api
+from spiralpir.optimizer.service.binding import Build, ClientKeys
+from spiralpir.optimizer.service.builds import open_build
+from spiralpir.optimizer.service.results import BlockResult, QueryResult, StreamResult
+from tqdm import tqdm
+
+STATE_VERSION = 1
+
+
+def default_state_path(server_url: str, build: str) -> Path:
+    base = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+    tag = hashlib.sha256(server_url.encode()).hexdigest()[:12]
+    return base / "spiralpir" / f"client-{build}-{tag}.json"
+
+
+MAX_REOPENS = 3  # re-uploads of a streamed query when the server drops its session
+
+
+class _Session:
+    """The client side of one stream session, shared by the threads fetching blocks: opens it
+    on first use and again after the server dropped it."""
+
+    def __init__(self, client: PirClient, query: bytes, report: StreamResult) -> None:
+        self.client = client
+        self.query = query
+        self.report = report
+        self.sid: str | None = None
+        self.lock = threading.Lock()
+
+    def current(self) -> str:
+        with self.lock:
+            if self.sid is None:
+                sid, secs, uploaded = self.client._open_stream(self.query)
+                self.report.public_params_bytes_uploaded += uploaded
+                self.report.opens += 1
+                for name, v in secs.items():
+                    self.report.prepare_seconds[name] = self.report.prepare_seconds.get(name, 0) + v
+                self.sid = sid
+            return self.sid
+
+    def dropped(self, sid: str) -> None:
+        with self.lock:
+            if self.sid == sid:
+                self.sid = None
+
+    def close(self) -> None:
+        with self.lock:
+            sid, self.sid = self.sid, None
+        if sid is not None:
+            self.client._close_stream(sid)
+
+
+class PirClient:
+    """Talks to one server; ``query(i)`` returns record i without revealing i."""
+
+    def __init__(self, server_url: str, build: Build | None = None,
+                 source_dir: Path | None = None, build_dir: Path | None = None,
+                 state_path: Path | str | None = None, timeout: float = 600.0,
+                 show_progress: bool = False) -> None:
+        self.url = server_url.rstrip("/")
+        self.timeout = timeout
+        self.http = requests.Session()
+        self.info = self._get_json(api.PARAMS)
+        name = self.info.get("build")
+        if not isinstance(name, str):
+            raise SpiralpirError(f"{self.url} did not report its build")
+        if build is None:
+            src = Path(source_dir) if source_dir else GENERATED_DIR / name
+            if not (src / "params.json").is_file():
+                raise SpiralpirError(
+                    f"the server runs build '{name}' but {src} does not exist here: pass "
+                    "--build with the server's generated directory"
+                )
+            build = open_build(src, build_dir, ci=bool(self.info.get("ci")),
+                               show_progress=show_progress)
+        self.build = build
+        if build.lib.params != self.info.get("params") or build.name != name:
+            raise SpiralpirError(
+                f"parameter mismatch: the server runs '{name}' with params "
+                f"{json.dumps(self.info.get('params'), sort_keys=True)}, the local build "
+                f"'{build.label}' has {json.dumps(build.lib.params, sort_keys=True)}"
+            )
+        self.num_records = int(self.info["num_records"])
+        self.record_size = int(self.info["record_size"])
+        self.state_path = Path(state_path) if state_path else default_state_path(self.url, name)
+        self.keys, self.client_id = self._load_state()
+
+    # -- state -----------------------------------------------------------------------------
+    def _load_state(self) -> tuple[ClientKeys, str | None]:
+        if self.state_path.is_file():
+            try:
+                state = json.loads(self.state_path.read_text())
+            except (OSError, json.JSONDecodeError) as exc:
+                raise SpiralpirError(f"unreadable client state {self.state_path}: {exc}") from exc
+            same = (state.get("version") == STATE_VERSION
+                    and state.get("params") == self.build.lib.params
+                    and state.get("build") == self.build.name)
+            if same:
+                keys = ClientKeys.load(self.build.lib, base64.b64decode(state["client_state"]))
+                cid = state.get("client_id") if state.get("server") == self.url else None
+                return keys, cid
+        keys = ClientKeys.new(self.build.lib)
+        self._save_state(keys, None)
+        return keys, None
+
+    def _save_state(self, keys: ClientKeys, client_id: str | None) -> None:
+        state = {
+            "version": STATE_VERSION,
+            "server": self.url,
+            "build": self.build.name,
+            "params": self.build.lib.params,
+            "client_id": client_id,
+            "client_state": base64.b64encode(keys.save()).decode(),
+        }
+        self.state_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.state_path.with_name(self.state_path.name + f".tmp{os.getpid()}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            json.dump(state, fh, sort_keys=True, indent=2)
+        os.replace(tmp, self.state_path)
+
+    # -- HTTP ------------------------------------------------------------------------------
+    def _get_json(self, path: str) -> dict[str, Any]:
+        return self._json(self._get(path))
+
+    @staticmethod
+    def _json(r: Any) -> dict[str, Any]:
+        try:
+            body = r.json()
+        except ValueError:
+            body = {"error": r.text[:300]}
+        if r.status_code != 200:
+            raise SpiralpirError(f"server answered {r.status_code}: {body.get('error', body)}")
+        if not isinstance(body, dict):
+            raise SpiralpirError("server sent a non-object JSON reply")
+        return body
+
+    def setup(self) -> int:
+        """Upload public parameters (if not done yet); returns the bytes uploaded."""
+        if self.client_id is not None:
+            return 0
+        pp = self.keys.public_params()
+        r = self._post(api.SETUP, pp)
+        self.client_id = str(self._json(r)["client_id"])
+        self._save_state(self.keys, self.client_id)
+        return len(pp)
+
+    def _post(self, path: str, data: bytes, headers: dict[str, str] | None = None) -> Any:
+        try:
+            return self.http.post(self.url + path, data=data, timeout=self.timeout,
+                                  headers={"Content-Type": "application/octet-stream",
+                                           **(headers or {})})
+        except requests.RequestException as exc:
+            raise SpiralpirError(f"cannot reach {self.url}: {exc}") from exc
+
+    def _post_query(self, path: str, q: bytes) -> tuple[Any, int]:
+        """POST a query for our client id; if the server forgot the id (restart, eviction),
+        upload the public parameters again and retry once. Returns (reply, bytes uploaded)."""
+        uploaded = self.setup()
+        r = self._post(path, q, {api.CLIENT_HEADER: str(self.client_id)})
+        if r.status_code == 404:
+            self.client_id = None
+            uploaded += self.setup()
+            r = self._post(path, q, {api.CLIENT_HEADER: str(self.client_id)})
+        return r, uploaded
+
+    def _check_index(self, index: int, num_records: int) -> None:
+        if not 0 <= index < num_records:
+            raise SpiralpirError(f"index {index} out of range: the server holds "
+                                 f"{num_records} records (0 .. {num_records - 1})")
+
+    def query(self, index: int) -> QueryResult:
+        """Privately retrieve record ``index``."""
+        if len(self.blocks) > 1:
+            raise SpiralpirError(f"{self.url} streams {len(self.blocks)} databases: retrieve "
+                                 "from it with `spiralpir query --stream` (PirClient.stream)")
+        self._check_index(index, self.num_records)
+        uploaded = self.setup()  # before the clock: the round trip is the query's alone
+        t0 = time.perf_counter()
+        q = self.keys.query(index)
+        t1 = time.perf_counter()
+        r, again = self._post_query(api.QUERY, q)
+        t2 = time.perf_counter()
+        uploaded += again
+        if r.status_code != 200:
+            self._json(r)
+        resp = r.content
+        record = self.keys.decode(index, resp, self.build.record_size)[: self.record_size]
+        t3 = time.perf_counter()
+        return QueryResult(
+            index=index, record=record, query_bytes=len(q), response_bytes=len(resp),
+            public_params_bytes_uploaded=uploaded,
+            seconds={"query_gen": t1 - t0, "round_trip": t2 - t1, "decode": t3 - t2,
+                     "server": float(r.headers.get(api.SECONDS_HEADER, "nan"))},
+        )
+
+    # -- streaming -------------------------------------------------------------------------
+    @property
+    def blocks(self) -> list[dict[str, Any]]:
+        """The server's blocks (one for a server of one database): index, num_records, ..."""
+        stream = self.info.get("stream")
+        if isinstance(stream, dict) and isinstance(stream.get("blocks"), list):
+            return list(stream["blocks"])
+        return [{"index": 0, "num_records": self.num_records,
+                 "db_bytes": self.num_records * self.record_size}]
+
+    def _open_stream(self, q: bytes) -> tuple[str, dict[str, float], int]:
+        t0 = time.perf_counter()
+        r, uploaded = self._post_query(api.STREAM, q)
+        reply = self._json(r) if r.status_code != 201 else r.json()
+        seconds = {f"server_{k}": float(v) for k, v in reply["prepare_seconds"].items()}
+        seconds["upload_round_trip"] = time.perf_counter() - t0
+        return str(reply["stream_id"]), seconds, uploaded
+
+    def iter_stream(self, index: int, blocks: Sequence[int] | None = None,
+                    report: StreamResult | None = None,
+                    in_flight: int = 2) -> Iterator[BlockResult]:
+        """Yield record ``index`` of each block (default: all, in order) as it arrives. The
+        query is generated and uploaded once; if the server dropped the session (eviction,
+        expiry, restart) it is uploaded again, at most MAX_REOPENS times in a row per block.
+        Up to ``in_flight`` block requests run at once (1: one after the other, none while
+        the caller holds a block). ``report`` (optional) collects the one-time figures."""
+        info = self.blocks
+        self._check_index(index, max(int(b["num_records"]) for b in info))
+        wanted = list(range(len(info))) if blocks is None else list(blocks)
+        for k in wanted:
+            if not 0 <= k < len(info):
+                raise SpiralpirError(f"block {k} out of range: the server streams {len(info)} "
+                                     f"block(s), 0 .. {len(info) - 1}")
+        if in_flight < 1:
+            raise SpiralpirError(f"in_flight must be >= 1, not {in_flight}")
+        report = report if report is not None else StreamResult(index)
+        report.public_params_bytes_uploaded += self.setup()  # not part of the figures
+        t0 = time.perf_counter()
+        q = self.keys.query(index)
+        report.query_bytes = len(q)
+        report.prepare_seconds["query_gen"] = time.perf_counter() - t0
+        sess = _Session(self, q, report)
+        pool: queue.SimpleQueue[Any] = queue.SimpleQueue()  # one HTTP session per request slot
+        https = [requests.Session() for _ in range(in_flight)]
+        for h in https:
+            pool.put(h)
+        ex = ThreadPoolExecutor(max_workers=in_flight, thread_name_prefix="spiralpir-block")
+        pending: deque[tuple[int, Future[tuple[Any, float]]]] = deque()
+        todo = iter(wanted)
+
+        def submit_next() -> None:
+            k = next(todo, None)
+            if k is not None:
+                pending.append((k, ex.submit(self._fetch_block, sess, k, pool)))
+
+        try:
+            for _ in range(in_flight - 1):
+                submit_next()
+            while True:
+                if len(pending) < in_flight:
+                    submit_next()
+                if not pending:
+                    break
+                k, fut = pending.popleft()
+                r, trip = fut.result()
+                t2 = time.perf_counter()
+                resp = r.content
+                record = self.keys.decode(index, resp, self.build.record_size)[: self.record_size]
+                t3 = time.perf_counter()
+                stages = json.loads(r.headers.get(api.STAGES_HEADER, "{}"))
+                yield BlockResult(
+                    block=k, record=record if index < int(info[k]["num_records"]) else None,
+                    response_bytes=len(resp), db_bytes=int(r.headers[api.BLOCK_BYTES_HEADER]),
+                    seconds={"server": float(r.headers[api.SECONDS_HEADER]),
+                             "round_trip": trip, "decode": t3 - t2,
+                             **{f"server_{s}": float(v) for s, v in stages.items()}},
+                )
+        finally:
+            ex.shutdown(wait=True, cancel_futures=True)
+            sess.close()
+            for h in https:
+                h.close()
+
+    def _fetch_block(self, sess: _Session, k: int,
+                     pool: queue.SimpleQueue[Any]) -> tuple[Any, float]:
+        """GET block k's response (re-opening the session if the server dropped it); returns
+        the reply and its round-trip seconds."""
+        http = pool.get()
+        try:
+            for attempt in range(MAX_REOPENS + 1):
+                sid = sess.current()
+                t1 = time.perf_counter()
+                r = self._get(api.block_path(sid, k), http)
+                trip = time.perf_counter() - t1
+                if r.status_code == 404 and attempt < MAX_REOPENS:
+                    sess.dropped(sid)  # the server dropped our session: prepare it again
+                    continue
+                break
+        finally:
+            pool.put(http)
+        if r.status_code != 200:
+            self._json(r)
+        if r.headers.get(api.BLOCK_HEADER) != str(k):
+            raise SpiralpirError(f"server sent block {r.headers.get(api.BLOCK_HEADER)} "
+                                 f"when asked for block {k}")
+        return r, trip
+
+    def stream(self, index: int, blocks: Sequence[int] | None = None,
+               progress: bool = False, in_flight: int = 2) -> StreamResult:
+        """Privately retrieve record ``index`` from every block (or ``blocks``)."""
+        result = StreamResult(index)
+        total = len(self.blocks) if blocks is None else len(blocks)
+        bar: Any = None
+        if progress and total > 1:
+            bar = tqdm(total=total, desc=f"record {index}", unit="block", file=sys.stderr,
+                       leave=False, mininterval=0.5, disable=None)
+        result.public_params_bytes_uploaded += self.setup()  # outside wall_seconds
+        t0 = time.perf_counter()
+        try:
+            for res in self.iter_stream(index, blocks, result, in_flight):
+                result.blocks.append(res)
+                if bar is not None:
+                    bar.update(1)
+        finally:
+            if bar is not None:
+                bar.close()
+        result.wall_seconds = time.perf_counter() - t0
+        return result
+
+    def _get(self, path: str, http: Any = None) -> Any:
+        try:
+            return (http or self.http).get(self.url + path, timeout=self.timeout)
+        except requests.RequestException as exc:
+            raise SpiralpirError(f"cannot reach {self.url}: {exc}") from exc
+
+    def _close_stream(self, sid: str) -> None:
+        """Release the server's session (best effort: it expires anyway)."""
+        try:
+            self.http.delete(self.url + api.stream_path(sid), timeout=min(self.timeout, 30))
+        except requests.RequestException:
+            pass
+
+    def close(self) -> None:
+        self.keys.close()
+        self.http.close()

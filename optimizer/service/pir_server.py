@@ -1,0 +1,339 @@
+"""The PIR server as a Python object (``PirServer``), without HTTP.
+
+``PirServer`` holds the preprocessed database(s) of a build and the public parameters of its
+clients (keyed by client id = a hash of the uploaded parameters, least recently used evicted
+first). Usually one database; in streaming mode a sequence of databases of the same build
+("blocks", e.g. the blocks of a media file), answered with one uploaded query: the server does
+the query's one-time work (parse, expansion, conversion) once, keeps the prepared query in a
+bounded session cache (service/sessions.py) and answers each block from it.
+service/http_server.py exposes it over HTTP (service/http_api.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sys
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from spiralpir.optimizer.errors import SpiralpirError
+from spiralpir.optimizer.service import records as database
+from spiralpir.optimizer.service.binding import (
+    ANSWER_STAGES,
+    PREPARE_STAGES,
+    Build,
+    ClientKeys,
+    PublicParams,
+    ServerDb,
+    prepared_query_bytes,
+)
+from spiralpir.optimizer.service.http_api import API_VERSION
+from spiralpir.optimizer.service.sessions import StreamSession, StreamSessions, UnknownStream
+
+
+class UnknownClient(SpiralpirError):
+    """The client id is not (or no longer) registered: the client should run setup again."""
+
+
+class BadBlock(SpiralpirError):
+    """A block index outside the server's sequence of databases."""
+
+
+@dataclass
+class Block:
+    """One database the server answers: block ``index`` of the stream (or the only one)."""
+
+    index: int
+    source: str
+    db: ServerDb
+    num_records: int
+    db_bytes: int  # num_records x the build's record size: the throughput's numerator
+    preprocess_seconds: float = 0.0
+    loaded_from_cache: bool = False
+
+    def info(self) -> dict[str, Any]:
+        return {"index": self.index, "source": Path(self.source).name,
+                "num_records": self.num_records, "db_bytes": self.db_bytes}
+
+
+CACHE_SUFFIXES = (".spiralpir-db", ".spiralpir-db.json")
+
+
+def _natural_key(path: Path) -> list[Any]:
+    """block2 before block10."""
+    return [(0, int(t), "") if t.isdigit() else (1, 0, t)
+            for t in re.split(r"(\d+)", path.name) if t]
+
+
+def stream_block_paths(paths: Sequence[Path]) -> list[Path]:
+    """The blocks of a stream, in order: a file is one block; a directory expands to its
+    entries sorted by name (numbers in names compare as numbers; a subdirectory entry is one
+    block of values, records.py's directory format), skipping hidden entries and
+    preprocessed-database files."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if not p.exists():
+            raise SpiralpirError(f"no such stream block or directory: {p}")
+        if not p.is_dir():
+            out.append(p)
+            continue
+        entries = sorted((e for e in p.iterdir()
+                          if not e.name.startswith(".") and ".tmp" not in e.name
+                          and not e.name.endswith(CACHE_SUFFIXES)), key=_natural_key)
+        if not entries:
+            raise SpiralpirError(f"stream directory {p} holds no blocks")
+        out.extend(entries)
+    return out
+
+
+class PirServer:
+    """One build serving one database, or (``blocks``) a sequence of databases of that build
+    answered with one uploaded query each (streaming mode)."""
+
+    def __init__(self, build: Build, records: database.Records | None = None,
+                 db_path: Path | str | None = None, threads: int = 0,
+                 preprocessed: Path | str | None = None, max_clients: int = 32,
+                 progress: bool = True, log: Callable[[str], None] | None = None,
+                 blocks: Sequence[tuple[database.Records, Path | str | None]] | None = None,
+                 max_streams: int = 8, stream_ttl: float = 600.0) -> None:
+        self.build = build
+        self.lib = build.lib
+        self.max_clients = max_clients
+        self.threads = threads
+        self._log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
+        self._clients: OrderedDict[str, PublicParams] = OrderedDict()
+        self._lock = threading.Lock()
+        self.streaming = blocks is not None
+        if blocks is None:
+            if records is None:
+                if db_path is None:
+                    raise SpiralpirError("PirServer needs records, a db_path or blocks")
+                records = database.read_records(Path(db_path), build.record_size)
+            blocks = [(records, preprocessed)]
+        elif records is not None or db_path is not None or preprocessed is not None:
+            raise SpiralpirError("PirServer takes either records/db_path/preprocessed or blocks "
+                                 "(with each block's preprocessed path), not both")
+        if not blocks:
+            raise SpiralpirError("streaming mode needs at least one block (database)")
+        self.record_size = build.record_size
+        self.blocks: list[Block] = [
+            self._load_block(k, recs, Path(pre) if pre is not None else None, progress)
+            for k, (recs, pre) in enumerate(blocks)
+        ]
+        self.num_records = max(b.num_records for b in self.blocks)
+        self.sessions = StreamSessions(max_streams, stream_ttl, on_drop=self._log_drop)
+        self._measure_sizes()
+
+    # -- loading ---------------------------------------------------------------------------
+    @property
+    def db(self) -> ServerDb:
+        """The (first) database."""
+        return self.blocks[0].db
+
+    @property
+    def preprocess_seconds(self) -> float:
+        return sum(b.preprocess_seconds for b in self.blocks)
+
+    @property
+    def loaded_from_cache(self) -> bool:
+        return all(b.loaded_from_cache for b in self.blocks)
+
+    def _load_block(self, index: int, records: database.Records, preprocessed: Path | None,
+                    progress: bool) -> Block:
+        records = database.fit_to_build(records, self.build.num_records, self.build.record_size,
+                                        self.build.label)
+        block = Block(index, records.source, ServerDb(self.lib, self.threads),
+                      records.num_records, records.num_records * self.build.record_size)
+        what = f"block {index} ({records.source})" if self.streaming else "database"
+        meta = {
+            "build": self.build.name,
+            "ci": self.build.ci,
+            "params": self.lib.params,
+            "num_records": records.num_records,
+            "record_size": records.record_size,
+            "records_sha256": records.fingerprint(),
+        }
+        if preprocessed is not None and database.cache_matches(preprocessed, meta):
+            start = time.perf_counter()
+            try:
+                block.db.map_db(preprocessed)
+                block.loaded_from_cache = True
+                self._log(f"mapped preprocessed {what} {preprocessed} "
+                          f"({time.perf_counter() - start:.2f} s)")
+                return block
+            except SpiralpirError as exc:
+                self._log(f"cannot use {preprocessed} ({exc}); preprocessing again")
+                block.db.close()
+                block.db = ServerDb(self.lib, self.threads)
+        start = time.perf_counter()
+        bar: Any = None
+        if progress:
+            from tqdm import tqdm
+
+            bar = tqdm(total=None, desc=f"preprocessing {what}", unit="pt", file=sys.stderr,
+                       leave=False, mininterval=0.5, disable=None)
+
+        def on_progress(done: int, total: int) -> None:
+            if bar is not None:
+                bar.total = total
+                bar.update(done - bar.n)
+
+        try:
+            block.db.load_records(records.data, records.num_records, records.record_size,
+                                  on_progress)
+        finally:
+            if bar is not None:
+                bar.close()
+        block.preprocess_seconds = time.perf_counter() - start
+        self._log(f"preprocessed {what}: {records.num_records} records in "
+                  f"{block.preprocess_seconds:.2f} s")
+        if preprocessed is not None:
+            tmp = Path(str(preprocessed) + f".tmp{os.getpid()}")
+            block.db.save_db(tmp)
+            os.replace(tmp, preprocessed)
+            database.write_cache_meta(preprocessed, meta)
+            self._log(f"saved preprocessed {what} to {preprocessed}")
+            if self.streaming:
+                # serve the saved file memory-mapped, as after a restart: the blocks of a long
+                # stream then need not all fit in memory at once (the kernel pages them)
+                mapped = ServerDb(self.lib, self.threads)
+                mapped.map_db(preprocessed)
+                block.db.close()
+                block.db = mapped
+        return block
+
+    def _measure_sizes(self) -> None:
+        """Exact sizes of the messages, from a throwaway client of the same library."""
+        keys = ClientKeys.new(self.lib)
+        try:
+            self.public_params_bytes = len(keys.public_params())
+            self.query_bytes = len(keys.query(0))
+        finally:
+            keys.close()
+
+    # -- protocol --------------------------------------------------------------------------
+    def setup(self, data: bytes) -> str:
+        """Register public parameters; returns the client id (same parameters, same id)."""
+        client_id = hashlib.sha256(data).hexdigest()[:32]
+        with self._lock:
+            if client_id in self._clients:
+                self._clients.move_to_end(client_id)
+                return client_id
+        pp = PublicParams(self.lib, data)  # validates (header, params hash, length, ranges)
+        with self._lock:
+            self._clients[client_id] = pp
+            self._clients.move_to_end(client_id)
+            while len(self._clients) > self.max_clients:
+                self._clients.popitem(last=False)
+        return client_id
+
+    def _public_params(self, client_id: str) -> PublicParams:
+        with self._lock:
+            pp = self._clients.get(client_id)
+            if pp is not None:
+                self._clients.move_to_end(client_id)
+        if pp is None:
+            raise UnknownClient(f"unknown client id '{client_id[:64]}': upload public parameters "
+                                "with POST /v1/setup first")
+        return pp
+
+    def answer(self, client_id: str, query: bytes) -> tuple[bytes, dict[str, float], float]:
+        """The response of the (only) database to one query."""
+        if len(self.blocks) != 1:
+            raise BadBlock(f"this server streams {len(self.blocks)} databases: upload the query "
+                           "with POST /v1/stream and fetch each block")
+        pp = self._public_params(client_id)
+        start = time.perf_counter()
+        resp, stages = self.db.answer(pp, query)
+        return resp, stages, time.perf_counter() - start
+
+    # -- streaming -------------------------------------------------------------------------
+    def open_stream(self, client_id: str, query: bytes) -> tuple[str, dict[str, float]]:
+        """The one-time part: prepare ``query`` once for every block; returns the stream id
+        and its seconds per stage (PREPARE_STAGES, plus "total" wall time)."""
+        pp = self._public_params(client_id)
+        start = time.perf_counter()
+        prepared = self.db.prepare(pp, query)
+        seconds = {**prepared.seconds, "total": time.perf_counter() - start}
+        sid = self.sessions.add(prepared, client_id)
+        self._log(f"stream {sid[:8]}: prepared a {len(query):,} B query once for "
+                  f"{len(self.blocks)} block(s) in {seconds['total'] * 1e3:.1f} ms ("
+                  + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in prepared.seconds.items())
+                  + ")")
+        return sid, seconds
+
+    def block(self, index: int) -> Block:
+        if not 0 <= index < len(self.blocks):
+            raise BadBlock(f"block {index} out of range: this server streams "
+                           f"{len(self.blocks)} block(s), 0 .. {len(self.blocks) - 1}")
+        return self.blocks[index]
+
+    def answer_block(self, stream_id: str, index: int) -> tuple[bytes, dict[str, float], float]:
+        """Block ``index``'s response to a prepared stream query: response, seconds per stage
+        (ANSWER_STAGES) and the wall seconds of this block alone."""
+        blk = self.block(index)
+        sess = self.sessions.get(stream_id)
+        start = time.perf_counter()
+        try:
+            resp, stages = blk.db.answer_prepared(sess.prepared)
+        except SpiralpirError:
+            if sess.prepared.closed:  # dropped between the lookup and the answer
+                raise UnknownStream(f"stream session '{stream_id[:64]}' was dropped (at most "
+                                    f"{self.sessions.max_sessions} sessions, idle expiry "
+                                    f"{self.sessions.ttl:g} s); upload the query again "
+                                    "with POST /v1/stream") from None
+            raise
+        secs = time.perf_counter() - start
+        with self._lock:
+            sess.blocks_answered += 1
+            sess.block_seconds += secs
+            sess.block_bytes += blk.db_bytes
+        rate = blk.db_bytes / secs if secs > 0 else float("inf")
+        self._log(f"stream {stream_id[:8]}: block {index} (of {len(self.blocks)}) in "
+                  f"{secs * 1e3:.1f} ms, {rate / 1e6:.1f} MB/s ("
+                  + ", ".join(f"{k} {v * 1e3:.1f}" for k, v in stages.items() if v) + " ms)")
+        return resp, stages, secs
+
+    def close_stream(self, stream_id: str) -> StreamSession:
+        return self.sessions.close(stream_id)
+
+    def _log_drop(self, sid: str, sess: StreamSession, reason: str) -> None:
+        self._log(f"stream {sid[:8]} {reason.split(':')[0]}: {sess.summary()}")
+
+    def info(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "api": API_VERSION,
+            "build": self.build.name,
+            "ci": self.build.ci,
+            "variant": self.lib.variant,
+            "params": self.lib.params,
+            "num_records": self.num_records,
+            "record_size": self.record_size,
+            "sizes": {
+                "public_params_bytes": self.public_params_bytes,
+                "query_bytes": self.query_bytes,
+            },
+            "stages": self.lib.stage_names,
+        }
+        if self.streaming:
+            out["stream"] = {
+                "blocks": [b.info() for b in self.blocks],
+                "prepared_query_bytes": prepared_query_bytes(self.build.params),
+                "max_streams": self.sessions.max_sessions,
+                "stream_ttl_seconds": self.sessions.ttl,
+                "prepare_stages": list(PREPARE_STAGES),
+                "block_stages": list(ANSWER_STAGES),
+            }
+        return out
+
+    @property
+    def client_count(self) -> int:
+        with self._lock:
+            return len(self._clients)
