@@ -1,11 +1,20 @@
 // ChaCha20 keystream generator (Bernstein 2008; block function as in RFC 8439) and getrandom.
+// The generator is guarded by a mutex (uncontended, it costs one lock/unlock per call). An
+// OS-keyed one rekeys in a forked child before producing bytes, so the child never repeats its
+// parent's stream: fork() bumps a process-wide counter (pthread_atfork child handler) that every
+// call compares, a relaxed atomic load; getpid() is a system call (~100 ns here), too slow to
+// ask on every call, so it is asked only when that counter moved.
+#include <pthread.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "spiralpir/arith/random.hpp"
 
@@ -48,6 +57,16 @@ std::uint32_t load_le32(const std::uint8_t* p) {
          (static_cast<std::uint32_t>(p[2]) << 16) | (static_cast<std::uint32_t>(p[3]) << 24);
 }
 
+std::atomic<std::uint64_t> g_forks{0};  // fork() calls this process descends through
+
+void count_fork_in_child() noexcept { g_forks.fetch_add(1, std::memory_order_relaxed); }
+
+std::uint64_t fork_generation() noexcept {
+  static const int registered = pthread_atfork(nullptr, nullptr, count_fork_in_child);
+  (void)registered;
+  return g_forks.load(std::memory_order_relaxed);
+}
+
 }  // namespace
 
 void os_entropy(void* out, std::size_t n) {
@@ -63,14 +82,22 @@ void os_entropy(void* out, std::size_t n) {
   }
 }
 
+void secure_wipe(void* p, std::size_t n) noexcept {
+  if (n != 0) explicit_bzero(p, n);  // a plain memset of dead memory is removed by the compiler
+}
+
 Csprng::Csprng() {
   Seed seed;
   os_entropy(seed.data(), seed.size());
-  *this = Csprng(seed, 0);
-  std::memset(seed.data(), 0, seed.size());
+  key(seed, 0);
+  secure_wipe(seed.data(), seed.size());
+  forks_ = fork_generation();
+  pid_ = static_cast<int>(getpid());
 }
 
-Csprng::Csprng(const Seed& seed, std::uint64_t stream_id) {
+Csprng::Csprng(const Seed& seed, std::uint64_t stream_id) { key(seed, stream_id); }
+
+void Csprng::key(const Seed& seed, std::uint64_t stream_id) noexcept {
   state_[0] = 0x61707865;  // "expand 32-byte k"
   state_[1] = 0x3320646e;
   state_[2] = 0x79622d32;
@@ -80,17 +107,44 @@ Csprng::Csprng(const Seed& seed, std::uint64_t stream_id) {
   state_[13] = 0;
   state_[14] = static_cast<std::uint32_t>(stream_id);  // 64-bit nonce = stream id
   state_[15] = static_cast<std::uint32_t>(stream_id >> 32);
+  secure_wipe(buf_.data(), buf_.size());
+  pos_ = buf_.size();
 }
 
-Csprng::~Csprng() {
-  // Best effort: do not leave key or keystream behind in freed memory.
-  volatile std::uint8_t* b = buf_.data();
-  for (std::size_t i = 0; i < buf_.size(); ++i) b[i] = 0;
-  volatile std::uint32_t* s = state_.data();
-  for (std::size_t i = 0; i < state_.size(); ++i) s[i] = 0;
+void Csprng::take_from(Csprng& other) noexcept {
+  state_ = other.state_;
+  buf_ = other.buf_;
+  pos_ = other.pos_;
+  pid_ = other.pid_;
+  forks_ = other.forks_;
+  live_ = other.live_;
+  other.wipe();
+  other.live_ = false;  // a moved-from generator must not repeat the stream it gave away
 }
 
-void Csprng::refill() {
+Csprng::Csprng(Csprng&& other) noexcept {
+  std::lock_guard<std::mutex> g(other.mu_);
+  take_from(other);
+}
+
+Csprng& Csprng::operator=(Csprng&& other) noexcept {
+  if (this != &other) {
+    std::scoped_lock g(mu_, other.mu_);
+    wipe();
+    take_from(other);
+  }
+  return *this;
+}
+
+Csprng::~Csprng() { wipe(); }
+
+void Csprng::wipe() noexcept {
+  secure_wipe(buf_.data(), buf_.size());
+  secure_wipe(state_.data(), sizeof(state_));
+  pos_ = buf_.size();
+}
+
+void Csprng::refill() noexcept {
   for (int blk = 0; blk < 4; ++blk) {
     chacha20_block(state_, buf_.data() + 64 * blk);
     if (++state_[12] == 0) ++state_[13];
@@ -98,12 +152,30 @@ void Csprng::refill() {
   pos_ = 0;
 }
 
+void Csprng::rekey_if_forked() {
+  forks_ = fork_generation();
+  const int pid = static_cast<int>(getpid());
+  if (pid == pid_) return;  // the counter only moves in a child, so this does not happen
+  Seed seed;  // forked since keying: never continue the parent's stream
+  os_entropy(seed.data(), seed.size());
+  key(seed, 0);
+  secure_wipe(seed.data(), seed.size());
+  pid_ = pid;
+}
+
 void Csprng::fill(void* out, std::size_t n) {
-  auto* p = static_cast<std::uint8_t*>(out);
+  std::lock_guard<std::mutex> g(mu_);
+  fill_locked(static_cast<std::uint8_t*>(out), n);
+}
+
+void Csprng::fill_locked(std::uint8_t* p, std::size_t n) {
+  if (!live_) throw std::logic_error("spiralpir: use of a moved-from Csprng");
+  if (pid_ != 0 && fork_generation() != forks_) rekey_if_forked();
   while (n > 0) {
-    if (pos_ == buf_.size()) refill();
+    if (pos_ >= buf_.size()) refill();
     const std::size_t take = std::min(n, buf_.size() - pos_);
     std::memcpy(p, buf_.data() + pos_, take);
+    secure_wipe(buf_.data() + pos_, take);  // bytes handed out do not stay behind in the buffer
     pos_ += take;
     p += take;
     n -= take;

@@ -2,10 +2,18 @@
 //
 // API (namespace spiralpir):
 //   os_entropy(void* out, size_t n)        getrandom(2); throws std::runtime_error on failure
+//   secure_wipe(void* p, size_t n)         zero memory with a store the compiler keeps (explicit_bzero)
 //   class Csprng                           ChaCha20 keystream (RFC 8439 block function, 20 rounds,
 //                                          original 64-bit counter / 64-bit nonce layout)
-//     Csprng()                             key from os_entropy, stream 0
+//     Csprng()                             key from os_entropy, stream 0; rekeyed from the OS
+//                                          before the next byte when the process id changed
+//                                          (after fork), so parent and child never share bytes
 //     Csprng(const Seed& seed, uint64_t stream_id = 0)   deterministic: same seed+stream, same bytes
+//                                          (no fork check: the stream is fixed by the seed)
+//   Thread safety: every member is safe to call concurrently on one generator (an internal mutex;
+//   concurrent callers get disjoint parts of the stream). A moved-from generator throws
+//   std::logic_error on use instead of repeating the stream. Key, keystream buffer and seed
+//   copies are wiped on destruction and after keying.
 //     fill(void* out, size_t n), fill(std::span<uint8_t>)
 //     next_u32(), next_u64(), next_u128()  little-endian words of the keystream
 //     uniform_mod(uint64_t q)              uniform in [0, q) by rejection (q ≥ 1)
@@ -15,6 +23,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <span>
 
 #include "spiralpir/arith/modarith.hpp"
@@ -24,6 +33,7 @@ namespace spiralpir {
 using Seed = std::array<std::uint8_t, 32>;
 
 void os_entropy(void* out, std::size_t n);
+void secure_wipe(void* p, std::size_t n) noexcept;
 
 class Csprng {
  public:
@@ -31,8 +41,8 @@ class Csprng {
   explicit Csprng(const Seed& seed, std::uint64_t stream_id = 0);
   Csprng(const Csprng&) = delete;  // a copied generator would repeat its stream
   Csprng& operator=(const Csprng&) = delete;
-  Csprng(Csprng&&) = default;
-  Csprng& operator=(Csprng&&) = default;
+  Csprng(Csprng&& other) noexcept;
+  Csprng& operator=(Csprng&& other) noexcept;
   ~Csprng();
 
   void fill(void* out, std::size_t n);
@@ -43,11 +53,20 @@ class Csprng {
   std::uint64_t uniform_mod(std::uint64_t q);
 
  private:
-  void refill();
+  void key(const Seed& seed, std::uint64_t stream_id) noexcept;
+  void take_from(Csprng& other) noexcept;  // both locked by the caller
+  void fill_locked(std::uint8_t* out, std::size_t n);
+  void refill() noexcept;
+  void rekey_if_forked();
+  void wipe() noexcept;
 
+  std::mutex mu_;
   std::array<std::uint32_t, 16> state_{};
   std::array<std::uint8_t, 256> buf_{};  // four keystream blocks
-  std::size_t pos_ = 256;
+  std::size_t pos_ = 256;                 // bytes of buf_ used; >= buf_.size() means refill first
+  int pid_ = 0;                           // process that keyed an OS-keyed generator; 0 if seeded
+  std::uint64_t forks_ = 0;               // the process's fork count when pid_ was taken
+  bool live_ = true;                      // false once moved from
 };
 
 }  // namespace spiralpir
