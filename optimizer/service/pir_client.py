@@ -1,9 +1,14 @@
 """The PIR client as a Python object (``PirClient``): private lookups against a spiralpir server.
 
-The client keeps its secret state in a local file (mode 0600) together with the client id the
-server assigned, so public parameters are uploaded once per server. It learns the server's
-build from ``GET /v1/params``, loads the matching local build (the same generated directory,
-compiled here) and refuses to talk to a server whose parameters differ.
+The client keeps its secret state in a local file (mode 0600, written to an exclusive temporary
+and renamed) together with the client id the server assigned, so public parameters are uploaded
+once per server. It learns the server's build from ``GET /v1/params`` and loads the matching
+local build (the same generated directory, compiled here). Nothing the server sends is trusted
+to pick code: the build name must be a plain name (``[A-Za-z0-9_-]+``) naming a directory that
+resolves inside the generated root, and the server's parameters must equal the local
+``params.json`` before anything is compiled or loaded, and the loaded library's after. Every
+reply body is read with a size limit: the exact response size of the build for answers, a
+small limit for JSON.
 
 ``stream(i)`` retrieves record i of every block of a streaming server (``serve --stream``):
 one query is uploaded once, then each block's answer is fetched and decoded; the report
@@ -18,12 +23,15 @@ import hashlib
 import json
 import os
 import queue
+import re
+import secrets
 import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +39,128 @@ import requests
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.resources import GENERATED_DIR
 from spiralpir.optimizer.service import http_api as api
-from spiralpir.optimizer.service.binding import Build, ClientKeys
+from spiralpir.optimizer.service.binding import Build, ClientKeys, ci_literal
 from spiralpir.optimizer.service.builds import open_build
 from spiralpir.optimizer.service.results import BlockResult, QueryResult, StreamResult
 from tqdm import tqdm
 
 STATE_VERSION = 1
+
+BUILD_NAME = re.compile(r"[A-Za-z0-9_-]+")
+MAX_JSON_BYTES = 1 << 20  # a JSON reply (parameters, ids, errors) is far smaller
+# local params.json names that the runtime's parameter JSON spells differently
+_RUNTIME_NAMES = {"records": "num_records", "secret_distribution": "secret_dist"}
+
+
+def check_build_name(name: object) -> str:
+    """The server's build name, if it is a plain directory name; else an error."""
+    if not isinstance(name, str) or not BUILD_NAME.fullmatch(name):
+        raise SpiralpirError(f"the server reported the build name {name!r}: not a plain name "
+                             "([A-Za-z0-9_-]+); refusing to build or load anything for it")
+    return name
+
+
+def generated_source(name: str, root: Path = GENERATED_DIR) -> Path:
+    """generated/NAME, required to resolve inside the generated root (no symlink escapes)."""
+    base = Path(root).resolve()
+    src = (base / check_build_name(name)).resolve()
+    if not src.is_relative_to(base) or src == base:
+        raise SpiralpirError(f"build '{name}' resolves to {src}, outside {base}")
+    return src
+
+
+def differing_fields(server: Mapping[str, Any], local: Mapping[str, Any]) -> list[str]:
+    """The fields of `local` whose value the server reports differently, as readable lines."""
+    out = []
+    for key, want in sorted(local.items()):
+        got = server.get(_RUNTIME_NAMES.get(key, key), server.get(key))
+        if got != want:
+            out.append(f"{key}: server {json.dumps(got)}, local {json.dumps(want)}")
+    return out
+
+
+def local_literal(source_dir: Path, ci: bool) -> dict[str, Any]:
+    """The parameters a generated directory would build (its params.json; the CI twin's)."""
+    try:
+        doc = json.loads((source_dir / "params.json").read_text())
+        params = dict(doc["params"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise SpiralpirError(f"unreadable {source_dir / 'params.json'}: {exc}") from exc
+    return ci_literal(params) if ci else params
+
+
+def check_same_params(server: object, local: Mapping[str, Any], what: str,
+                      exact: bool = False) -> None:
+    """An error naming each field the server reports differently from `local` (with `exact`,
+    also the fields `local` lacks)."""
+    if not isinstance(server, dict):
+        raise SpiralpirError("the server did not report its parameters")
+    diff = differing_fields(server, local)
+    if exact:
+        diff += [f"{k}: server {json.dumps(server[k])}, local absent"
+                 for k in sorted(set(server) - set(local))]
+    if diff:
+        raise SpiralpirError(f"parameter mismatch between the server and {what}: "
+                             + "; ".join(diff))
+
+
+@dataclass
+class Reply:
+    """An HTTP reply whose body was read with a size limit."""
+
+    status_code: int
+    headers: Mapping[str, str]
+    content: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.content)
+
+    @property
+    def text(self) -> str:
+        return self.content.decode(errors="replace")
+
+
+def read_reply(r: Any, limit: int, what: str) -> Reply:
+    """Read the body of a streamed `requests` reply, refusing one longer than `limit` bytes
+    (the limit applies to 200/201 bodies; error bodies get the JSON limit)."""
+    with r:
+        cap = limit if r.status_code in (200, 201) else MAX_JSON_BYTES
+        declared = r.headers.get("Content-Length")
+        if declared is not None and declared.isdigit() and int(declared) > cap:
+            raise SpiralpirError(f"{what}: the server announced a {declared}-byte reply, more "
+                                 f"than the {cap} bytes expected; refusing it")
+        body = bytearray()
+        for chunk in r.iter_content(chunk_size=1 << 16):
+            body += chunk
+            if len(body) > cap:
+                raise SpiralpirError(f"{what}: the server sent more than the {cap} bytes "
+                                     "expected; refusing the reply")
+        return Reply(r.status_code, r.headers, bytes(body))
+
+
+def write_private_file(path: Path, data: bytes) -> None:
+    """Write `data` to `path` atomically: an exclusive new temporary (mode 0600, never through
+    a symlink), fsync'd, then renamed over `path`."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    try:  # make the rename itself durable
+        dfd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
 
 
 def default_state_path(server_url: str, build: str) -> Path:
@@ -93,25 +217,26 @@ class PirClient:
         self.timeout = timeout
         self.http = requests.Session()
         self.info = self._get_json(api.PARAMS)
-        name = self.info.get("build")
-        if not isinstance(name, str):
-            raise SpiralpirError(f"{self.url} did not report its build")
+        name = check_build_name(self.info.get("build"))
+        server_params = self.info.get("params")
         if build is None:
-            src = Path(source_dir) if source_dir else GENERATED_DIR / name
+            src = Path(source_dir) if source_dir else generated_source(name)
             if not (src / "params.json").is_file():
                 raise SpiralpirError(
                     f"the server runs build '{name}' but {src} does not exist here: pass "
                     "--build with the server's generated directory"
                 )
-            build = open_build(src, build_dir, ci=bool(self.info.get("ci")),
-                               show_progress=show_progress)
+            ci = self.info.get("ci") is True
+            # before anything is compiled: the server must run what this directory builds
+            check_same_params(server_params, local_literal(src, ci), str(src / "params.json"))
+            build = open_build(src, build_dir, ci=ci, show_progress=show_progress)
         self.build = build
-        if build.lib.params != self.info.get("params") or build.name != name:
-            raise SpiralpirError(
-                f"parameter mismatch: the server runs '{name}' with params "
-                f"{json.dumps(self.info.get('params'), sort_keys=True)}, the local build "
-                f"'{build.label}' has {json.dumps(build.lib.params, sort_keys=True)}"
-            )
+        if build.name != name:
+            raise SpiralpirError(f"the server runs build '{name}', the local build is "
+                                 f"'{build.label}'")
+        check_same_params(server_params, build.lib.params, f"the local build '{build.label}'",
+                          exact=True)
+        self.response_limit = int(build.lib.params["response_bytes"])
         self.num_records = int(self.info["num_records"])
         self.record_size = int(self.info["record_size"])
         self.state_path = Path(state_path) if state_path else default_state_path(self.url, name)
@@ -144,19 +269,23 @@ class PirClient:
             "client_id": client_id,
             "client_state": base64.b64encode(keys.save()).decode(),
         }
-        self.state_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.state_path.with_name(self.state_path.name + f".tmp{os.getpid()}")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as fh:
-            json.dump(state, fh, sort_keys=True, indent=2)
-        os.replace(tmp, self.state_path)
+        write_private_file(self.state_path, json.dumps(state, sort_keys=True, indent=2).encode())
 
     # -- HTTP ------------------------------------------------------------------------------
     def _get_json(self, path: str) -> dict[str, Any]:
-        return self._json(self._get(path))
+        return self._json(self._get(path, limit=MAX_JSON_BYTES))
+
+    def _send(self, method: str, path: str, limit: int, http: Any = None, **kw: Any) -> Reply:
+        """One request; the reply body read with `limit` (see read_reply)."""
+        try:
+            r = (http or self.http).request(method, self.url + path, timeout=self.timeout,
+                                            stream=True, **kw)
+            return read_reply(r, limit, f"{method} {self.url}{path}")
+        except requests.RequestException as exc:
+            raise SpiralpirError(f"cannot reach {self.url}: {exc}") from exc
 
     @staticmethod
-    def _json(r: Any) -> dict[str, Any]:
+    def _json(r: Reply) -> dict[str, Any]:
         try:
             body = r.json()
         except ValueError:
@@ -172,28 +301,25 @@ class PirClient:
         if self.client_id is not None:
             return 0
         pp = self.keys.public_params()
-        r = self._post(api.SETUP, pp)
+        r = self._post(api.SETUP, pp, limit=MAX_JSON_BYTES)
         self.client_id = str(self._json(r)["client_id"])
         self._save_state(self.keys, self.client_id)
         return len(pp)
 
-    def _post(self, path: str, data: bytes, headers: dict[str, str] | None = None) -> Any:
-        try:
-            return self.http.post(self.url + path, data=data, timeout=self.timeout,
-                                  headers={"Content-Type": "application/octet-stream",
-                                           **(headers or {})})
-        except requests.RequestException as exc:
-            raise SpiralpirError(f"cannot reach {self.url}: {exc}") from exc
+    def _post(self, path: str, data: bytes, headers: dict[str, str] | None = None,
+              limit: int = MAX_JSON_BYTES) -> Reply:
+        return self._send("POST", path, limit, data=data,
+                          headers={"Content-Type": "application/octet-stream", **(headers or {})})
 
-    def _post_query(self, path: str, q: bytes) -> tuple[Any, int]:
+    def _post_query(self, path: str, q: bytes, limit: int) -> tuple[Reply, int]:
         """POST a query for our client id; if the server forgot the id (restart, eviction),
         upload the public parameters again and retry once. Returns (reply, bytes uploaded)."""
         uploaded = self.setup()
-        r = self._post(path, q, {api.CLIENT_HEADER: str(self.client_id)})
+        r = self._post(path, q, {api.CLIENT_HEADER: str(self.client_id)}, limit)
         if r.status_code == 404:
             self.client_id = None
             uploaded += self.setup()
-            r = self._post(path, q, {api.CLIENT_HEADER: str(self.client_id)})
+            r = self._post(path, q, {api.CLIENT_HEADER: str(self.client_id)}, limit)
         return r, uploaded
 
     def _check_index(self, index: int, num_records: int) -> None:
@@ -211,7 +337,7 @@ class PirClient:
         t0 = time.perf_counter()
         q = self.keys.query(index)
         t1 = time.perf_counter()
-        r, again = self._post_query(api.QUERY, q)
+        r, again = self._post_query(api.QUERY, q, self.response_limit)
         t2 = time.perf_counter()
         uploaded += again
         if r.status_code != 200:
@@ -238,7 +364,7 @@ class PirClient:
 
     def _open_stream(self, q: bytes) -> tuple[str, dict[str, float], int]:
         t0 = time.perf_counter()
-        r, uploaded = self._post_query(api.STREAM, q)
+        r, uploaded = self._post_query(api.STREAM, q, MAX_JSON_BYTES)
         reply = self._json(r) if r.status_code != 201 else r.json()
         seconds = {f"server_{k}": float(v) for k, v in reply["prepare_seconds"].items()}
         seconds["upload_round_trip"] = time.perf_counter() - t0
@@ -310,7 +436,7 @@ class PirClient:
                 h.close()
 
     def _fetch_block(self, sess: _Session, k: int,
-                     pool: queue.SimpleQueue[Any]) -> tuple[Any, float]:
+                     pool: queue.SimpleQueue[Any]) -> tuple[Reply, float]:
         """GET block k's response (re-opening the session if the server dropped it); returns
         the reply and its round-trip seconds."""
         http = pool.get()
@@ -318,7 +444,7 @@ class PirClient:
             for attempt in range(MAX_REOPENS + 1):
                 sid = sess.current()
                 t1 = time.perf_counter()
-                r = self._get(api.block_path(sid, k), http)
+                r = self._get(api.block_path(sid, k), http, self.response_limit)
                 trip = time.perf_counter() - t1
                 if r.status_code == 404 and attempt < MAX_REOPENS:
                     sess.dropped(sid)  # the server dropped our session: prepare it again
@@ -355,16 +481,15 @@ class PirClient:
         result.wall_seconds = time.perf_counter() - t0
         return result
 
-    def _get(self, path: str, http: Any = None) -> Any:
-        try:
-            return (http or self.http).get(self.url + path, timeout=self.timeout)
-        except requests.RequestException as exc:
-            raise SpiralpirError(f"cannot reach {self.url}: {exc}") from exc
+    def _get(self, path: str, http: Any = None, limit: int = MAX_JSON_BYTES) -> Reply:
+        return self._send("GET", path, limit, http)
 
     def _close_stream(self, sid: str) -> None:
         """Release the server's session (best effort: it expires anyway)."""
         try:
-            self.http.delete(self.url + api.stream_path(sid), timeout=min(self.timeout, 30))
+            r = self.http.delete(self.url + api.stream_path(sid), timeout=min(self.timeout, 30),
+                                 stream=True)
+            r.close()  # the body is not needed
         except requests.RequestException:
             pass
 
