@@ -1,10 +1,12 @@
-// Samplers: chi-square goodness of fit of the discrete Gaussian, exact sparse-ternary weights.
+// Samplers: the discrete Gaussian's table against an independent 600-bit computation, its
+// symmetry and chi-square goodness of fit; exact sparse-ternary weights.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <map>
 #include <vector>
 
+#include "gaussian_reference.hpp"
 #include "spiralpir/arith/sample.hpp"
 #include "test_rings.hpp"
 
@@ -37,6 +39,58 @@ Fit gaussian_fit(const GaussianSampler& target, const std::vector<std::int64_t>&
     chi2 += (o - e) * (o - e) / e;
   }
   return {chi2, chi2_critical(static_cast<double>(2 * c + 2))};
+}
+
+TEST(Gaussian, TableEqualsAnIndependent600BitComputation) {
+  // gaussian_reference.hpp: mpmath at 600 bits, rounded once to 127 bits; the runtime computes
+  // in double-quad arithmetic. Every entry must be the same integer.
+  for (const auto& ref : test::gaussian_reference()) {
+    const GaussianSampler g(ref.width);
+    ASSERT_EQ(g.tail_bound(), ref.bound) << "width " << ref.width;
+    const auto t = g.table();
+    ASSERT_EQ(t.size(), 2 * ref.left.size());
+    for (std::size_t i = 0; i < ref.left.size(); ++i) {
+      const u128 want = (static_cast<u128>(ref.left[i].first) << 64) | ref.left[i].second;
+      EXPECT_TRUE(t[i] == want) << "width " << ref.width << " entry " << i;
+    }
+  }
+}
+
+TEST(Gaussian, TableIsSymmetricMonotoneAnd127Bit) {
+  const u128 one = u128{1} << 127;
+  for (double w : {0.3, 1.0, 3.2, 6.4, 6.6, 16.0, 40.0, 1000.0}) {
+    const GaussianSampler g(w);
+    const auto t = g.table();
+    const auto b = static_cast<std::size_t>(g.tail_bound());
+    ASSERT_EQ(t.size(), 2 * b);
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      EXPECT_TRUE(t[i] + t[t.size() - 1 - i] == one) << "P(x) = P(-x) fails, width " << w << " entry " << i;
+      if (i > 0) {
+        EXPECT_TRUE(t[i - 1] <= t[i]) << "width " << w << " entry " << i;
+      }
+      if (i < b) {
+        EXPECT_TRUE(t[i] < (one >> 1)) << "left half below 1/2, width " << w;
+      }
+    }
+    for (std::int64_t x = 0; x <= g.tail_bound(); ++x) EXPECT_EQ(g.probability(x), g.probability(-x));
+  }
+}
+
+TEST(Gaussian, TailIsSampledWithItsTrueProbability) {
+  // width 6.4: P(x) for x = 24..30 lies between 2^-66 and 2^-102; a 64-bit accumulation of the
+  // table made these exactly 0. Each must be the table's difference of entries, not 0, and
+  // agree with the target to 2^-120 absolute.
+  const GaussianSampler g(6.4);
+  const auto t = g.table();
+  const std::int64_t b = g.tail_bound();
+  for (std::int64_t x = 24; x <= 30; ++x) {
+    const std::size_t i = static_cast<std::size_t>(-x + b);  // entry of P(X ≤ −x)
+    const u128 mass = t[i] - t[i - 1];                       // 2^127 · P(X = −x)
+    EXPECT_TRUE(mass > 0) << x;
+    const double p = std::ldexp(static_cast<double>(mass), -127);
+    EXPECT_NEAR(p, g.probability(-x), std::ldexp(1.0, -120)) << x;
+    EXPECT_NEAR(p / g.probability(-x), 1.0, 1e-6) << x;
+  }
 }
 
 TEST(Gaussian, ChiSquareFitOnAMillionSamples) {

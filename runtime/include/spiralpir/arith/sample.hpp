@@ -4,9 +4,13 @@
 //   class GaussianSampler(double width)   discrete Gaussian D_{Z,s}: P(x) ∝ exp(−π x² / s²),
 //                                         σ = s/√(2π); support cut at |x| ≤ tail_bound() =
 //                                         ⌈14σ⌉ (mass beyond < 2^-140). Cumulative table in
-//                                         127-bit fixed point; sample() scans the whole table
-//                                         with branch-free compares (constant time).
-//     width(), sigma(), tail_bound(), probability(x) (the exact normalised target, for tests)
+//                                         127-bit fixed point, each entry the exact value
+//                                         rounded once (computed with ~224-bit arithmetic),
+//                                         symmetric by construction; built once per width and
+//                                         shared. sample() scans the whole table with
+//                                         branch-free compares (constant time).
+//     width(), sigma(), tail_bound(), probability(x) (the normalised target to double
+//     precision, for tests), table() (the 2·tail_bound() cumulative entries, for tests)
 //     sample(Csprng&) -> int64_t;  sample(Csprng&, std::span<int64_t>) (batch: same samples as
 //                                         repeated sample(Csprng&), the scan vectorised)
 //   sample_ternary(Csprng&, std::span<int64_t>)          uniform in {−1, 0, 1} (bias < 2^-64)
@@ -20,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -38,14 +43,18 @@ class GaussianSampler {
   std::int64_t tail_bound() const noexcept { return bound_; }
   double probability(std::int64_t x) const;
 
+  std::span<const u128> table() const noexcept;  // [i] = 2^127 · P(X ≤ −tail_bound() + i)
+
   std::int64_t sample(Csprng& rng) const;
   void sample(Csprng& rng, std::span<std::int64_t> out) const;
 
  private:
+  struct Table;
+  static std::shared_ptr<const Table> make_table(double width, std::int64_t bound);
+
   double width_;
   std::int64_t bound_;
-  std::vector<u128> cdf_;  // cdf_[i] = 2^127 · P(X ≤ −bound + i), i ∈ [0, 2·bound)
-  std::vector<std::uint64_t> cdf_hi_, cdf_lo_;  // the same table as 64-bit halves (batch sampler)
+  std::shared_ptr<const Table> table_;
 };
 
 void sample_ternary(Csprng& rng, std::span<std::int64_t> out);
