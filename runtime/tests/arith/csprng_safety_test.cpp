@@ -18,7 +18,7 @@ using Draw = std::array<std::uint8_t, 32>;
 
 // Many threads draw from one generator in pieces of odd sizes: every 32-byte draw is distinct.
 void expect_distinct_draws_from_threads(Csprng& rng) {
-  constexpr int kThreads = 8, kDraws = 4000;
+  constexpr int kThreads = 8, kDraws = 40000;
   std::vector<std::vector<Draw>> got(kThreads, std::vector<Draw>(kDraws));
   std::vector<std::thread> ts;
   for (int t = 0; t < kThreads; ++t)
@@ -51,9 +51,9 @@ TEST(CsprngThreads, OsKeyedDrawsAreDistinct) {
 TEST(CsprngThreads, SeededDrawsAreDistinctAndFromTheStream) {
   Csprng rng(Seed{}, 11);
   expect_distinct_draws_from_threads(rng);
-  // the threads consumed exactly 8·4000·40 bytes of the one stream, no more, no fewer
+  // the threads consumed exactly 8·40000·40 bytes of the one stream, no more, no fewer
   Csprng ref(Seed{}, 11);
-  std::vector<std::uint8_t> skip(8 * 4000 * 40);
+  std::vector<std::uint8_t> skip(8 * 40000 * 40);
   ref.fill(skip);
   EXPECT_EQ(rng.next_u64(), ref.next_u64());
 }
