@@ -5,19 +5,23 @@
 //   secure_wipe(void* p, size_t n)         zero memory with a store the compiler keeps (explicit_bzero)
 //   class Csprng                           ChaCha20 keystream (RFC 8439 block function, 20 rounds,
 //                                          original 64-bit counter / 64-bit nonce layout)
-//     Csprng()                             key from os_entropy, stream 0; rekeyed from the OS
-//                                          before the next byte when the process id changed
-//                                          (after fork), so parent and child never share bytes
+//     Csprng()                             key from os_entropy, stream 0; in a child of fork()
+//                                          rekeyed from the OS before its next byte, so parent
+//                                          and child never share bytes (a pthread_atfork handler
+//                                          marks the fork; processes made by a raw clone system
+//                                          call that bypasses libc's fork() are not detected)
 //     Csprng(const Seed& seed, uint64_t stream_id = 0)   deterministic: same seed+stream, same bytes
 //                                          (no fork check: the stream is fixed by the seed)
-//   Thread safety: every member is safe to call concurrently on one generator (an internal mutex;
-//   concurrent callers get disjoint parts of the stream). A moved-from generator throws
-//   std::logic_error on use instead of repeating the stream. Key, keystream buffer and seed
-//   copies are wiped on destruction and after keying.
 //     fill(void* out, size_t n), fill(std::span<uint8_t>)
 //     next_u32(), next_u64(), next_u128()  little-endian words of the keystream
 //     uniform_mod(uint64_t q)              uniform in [0, q) by rejection (q ≥ 1)
 //   using Seed = std::array<uint8_t, 32>
+//
+// Thread safety: every member may be called concurrently on one generator (an internal mutex;
+// concurrent callers get disjoint parts of the stream). A moved-from generator throws
+// std::logic_error on use instead of repeating the stream. The key and keystream buffer are
+// wiped on destruction and when keyed, the OS seed right after keying, handed-out bytes as they
+// leave the buffer.
 #pragma once
 
 #include <array>
