@@ -75,7 +75,7 @@ void check_real_sizes() {
   using D = Derived<P>;
   Seed s{};
   s[0] = 7;
-  ClientCore<P> c(s);
+  Client<P> c(s);
   Csprng rng;
   const auto pp = c.public_params();
   const auto q = c.query(0, rng);

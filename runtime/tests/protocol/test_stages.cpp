@@ -4,10 +4,10 @@
 // the response is identical at 1, 2 and 3 threads; the C ABI works end to end.
 #include <gtest/gtest.h>
 
-#include "spiralpir/testing/bench_driver.hpp"
 #include "spiralpir/spiral/capi.hpp"
-#include "spiralpir/testing/noise.hpp"
 #include "spiralpir/spiral/service.hpp"
+#include "spiralpir/testing/bench_driver.hpp"
+#include "spiralpir/testing/noise.hpp"
 #include "test_params.hpp"
 
 using namespace spiralpir;
@@ -84,7 +84,7 @@ void stage_by_stage() {
   const auto pp = PublicParams<P>::load(ppb.data(), ppb.size());
   const std::uint64_t idx = rng.uniform_mod(P::num_records);
   const auto q = client.query(idx);
-  PlaintextChecker<P> chk(client.core(), idx, recs);
+  PlaintextChecker<P> chk(client.comp(), idx, recs);
   const auto resp = server.answer(pp, q.data(), q.size(), nullptr, &chk);
   chk.on_response(resp.data(), resp.size());
   EXPECT_EQ(chk.checked, static_cast<int>(D::instances * (2 * D::dim_rest - 1)));

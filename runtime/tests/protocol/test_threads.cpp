@@ -9,7 +9,6 @@
 #include <thread>
 #include <vector>
 
-#include "spiralpir/spiral/server.hpp"
 #include "spiralpir/spiral/service.hpp"
 #include "test_params.hpp"
 
@@ -147,13 +146,13 @@ void stages_identical_at_any_thread_count() {
   rng.fill(recs.data(), recs.size());
   Database<P> db;
   db.build(Database<P>::records_source(recs.data(), P::num_records, P::record_size), P::num_records, 2);
-  ClientCore<P> client([&] {
+  const Client<P> client([&] {
     Seed s;
     rng.fill(s.data(), s.size());
     return s;
   }());
   const auto ppb = client.public_params();
-  const auto pp1 = ExpandedPublicParams<P>::parse(ppb.data(), ppb.size(), 1);
+  const auto pp1 = PublicKeys<P>::parse(ppb.data(), ppb.size(), 1).comp;
   const auto qb = client.query(rng.uniform_mod(P::num_records), rng);
   const auto q = S::parse_query(qb.data(), qb.size());
   struct Out {
@@ -162,7 +161,7 @@ void stages_identical_at_any_thread_count() {
     std::vector<std::uint8_t> resp;
   };
   auto run = [&](unsigned threads) {
-    const auto pp = ExpandedPublicParams<P>::parse(ppb.data(), ppb.size(), threads);
+    const auto pp = PublicKeys<P>::parse(ppb.data(), ppb.size(), threads).comp;
     for (std::size_t c = 0; c < KeyLayout<P>::num_columns; ++c) {
       EXPECT_TRUE(pp.a[c] == pp1.a[c]) << "public params column " << c << " at " << threads << " threads";
       EXPECT_TRUE(pp.b[c] == pp1.b[c]) << "public params column " << c << " at " << threads << " threads";
@@ -191,7 +190,7 @@ void stages_identical_at_any_thread_count() {
     EXPECT_TRUE(o.cts == ref.cts) << "first dimension + folding, " << threads << " threads";
     EXPECT_EQ(o.resp, ref.resp) << "response, " << threads << " threads";
   }
-  const auto item = client.decode(0, ref.resp.data(), ref.resp.size());  // decodes (some record)
+  const auto item = client.comp().decode(0, ref.resp.data(), ref.resp.size());  // decodes (some record)
   EXPECT_EQ(item.size(), P::db_item_size);
 }
 

@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "spiralpir/spiral/client.hpp"
-#include "spiralpir/spiral/server.hpp"
+#include "spiralpir/spiral/client_core.hpp"
+#include "spiralpir/spiral/stages.hpp"
 
 namespace spiralpir {
 
