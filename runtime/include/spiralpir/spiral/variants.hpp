@@ -41,6 +41,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "spiralpir/arith/dot.hpp"
+#include "spiralpir/arith/gadget.hpp"
 #include "spiralpir/testing/noise.hpp"
 #include "spiralpir/spiral/service.hpp"
 
@@ -88,7 +90,7 @@ struct VariantKeys {
   using D = Derived<P>;
   using DC = Derived<C>;
   using LC = KeyLayout<C>;
-  using Pn = proto::Pn<R>;
+  using Pn = rlwe::Pn<R>;
   static constexpr unsigned n = P::n;
   static constexpr unsigned nc = C::n;
   /// seed stream of packing column c (after every column of C's layout)
@@ -120,7 +122,7 @@ struct VariantPublicParams {
   using K = VariantKeys<P>;
   using C = typename K::C;
   using R = typename P::ring;
-  using Pn = proto::Pn<R>;
+  using Pn = rlwe::Pn<R>;
   ExpandedPublicParams<C> comp;         // C's key columns (expansion columns empty for stream)
   std::vector<Pn> pack_a;               // packing column c = r·t_conv + k: random row
   std::vector<std::vector<Pn>> pack_b;  // [c][row], n rows
@@ -152,12 +154,12 @@ struct VariantPublicParams {
       const bool packing = col.stream >= K::pack_begin;
       Pn& a = packing ? pp.pack_a[col.stream - K::pack_begin] : pp.comp.a[col.stream];
       std::vector<Pn>& b = packing ? pp.pack_b[col.stream - K::pack_begin] : pp.comp.b[col.stream];
-      a = proto::uniform_from_seed<R>(seed, col.stream);
+      a = uniform_poly_ntt<R>(seed, col.stream);
       b.resize(col.rows);
       for (unsigned row = 0; row < col.rows; ++row) {
         const std::uint64_t bit0 = (first[x] + row) * poly_bits;
         BitReader rd(body + bit0 / 8, body_len - bit0 / 8);
-        b[row] = to_ntt(proto::get_poly_q<R>(rd, D::q_bits, "public parameters"));
+        b[row] = to_ntt(rlwe::get_poly_q<R>(rd, D::q_bits, "public parameters"));
       }
     });
     const std::uint64_t used = acc * poly_bits;
@@ -178,8 +180,8 @@ class VariantClientCore {
   using R = typename P::ring;
   using D = Derived<P>;
   using DC = Derived<C>;
-  using Pc = proto::Pc<R>;
-  using Pn = proto::Pn<R>;
+  using Pc = rlwe::Pc<R>;
+  using Pn = rlwe::Pn<R>;
 
   explicit VariantClientCore(const Seed& master) : comp_(master), out_(derive(master)) {
     Csprng seedgen(master, 3);
@@ -216,14 +218,14 @@ class VariantClientCore {
     BitWriter w(out.data() + kHeaderBytes + 32 + poly_index * (std::uint64_t{D::d} * D::q_bits / 8));
     const u128 q = D::q;
     auto neg_pow = [&](unsigned bits, unsigned j) {
-      const u128 zj = proto::pow2_mod(bits * j, q);
+      const u128 zj = pow2_mod128(bits * j, q);
       return zj == 0 ? u128{0} : q - zj;
     };
     auto emit = [&](const Pn& a, const Pn& s, const Pn* m) {
       Pn b = a * s;
       b += to_ntt(gaussian_poly<R>(noise, g));
       if (m) b += *m;
-      proto::put_poly_q<R>(w, from_ntt(std::move(b)), D::q_bits);
+      rlwe::put_poly_q<R>(w, from_ntt(std::move(b)), D::q_bits);
     };
     using LC = typename K::LC;
     if constexpr (V::stream) {
@@ -231,17 +233,17 @@ class VariantClientCore {
       for (unsigned i = 0; i < C::n; ++i)
         for (unsigned k = 0; k < P::t_conv; ++k) {
           const std::size_t c = std::size_t{i} * P::t_conv + k;
-          const Pn a = proto::uniform_from_seed<R>(pp_seed_, LC::s2m_begin + c);
-          const Pn m = proto::scaled(sk.s_reg_ntt, neg_pow(DC::bits_conv, k));
+          const Pn a = uniform_poly_ntt<R>(pp_seed_, LC::s2m_begin + c);
+          const Pn m = scalar_mul(sk.s_reg_ntt, neg_pow(DC::bits_conv, k));
           for (unsigned row = 0; row < C::n; ++row) emit(a, sk.s_ntt[row], row == i ? &m : nullptr);
         }
       for (unsigned c = 0; c < 2 * P::t_conv; ++c) {
-        const Pn a = proto::uniform_from_seed<R>(pp_seed_, LC::r2g_begin + c);
+        const Pn a = uniform_poly_ntt<R>(pp_seed_, LC::r2g_begin + c);
         const unsigned k = c % P::t_conv;
-        const u128 zk = proto::pow2_mod(DC::bits_conv * k, q);
+        const u128 zk = pow2_mod128(DC::bits_conv * k, q);
         for (unsigned row = 0; row < C::n; ++row) {
-          const Pn m = c < P::t_conv ? proto::scaled(sk.s_ntt[row] * sk.s_reg_ntt, zk)
-                                     : proto::scaled(sk.s_ntt[row], neg_pow(DC::bits_conv, k));
+          const Pn m = c < P::t_conv ? scalar_mul(sk.s_ntt[row] * sk.s_reg_ntt, zk)
+                                     : scalar_mul(sk.s_ntt[row], neg_pow(DC::bits_conv, k));
           emit(a, sk.s_ntt[row], &m);
         }
       }
@@ -252,8 +254,8 @@ class VariantClientCore {
       for (unsigned r = 0; r < P::n; ++r)
         for (unsigned k = 0; k < P::t_conv; ++k) {
           const std::size_t c = std::size_t{r} * P::t_conv + k;
-          const Pn a = proto::uniform_from_seed<R>(pp_seed_, K::pack_begin + c);
-          const Pn m = proto::scaled(sk.s_ntt[0], neg_pow(D::bits_conv, k));
+          const Pn a = uniform_poly_ntt<R>(pp_seed_, K::pack_begin + c);
+          const Pn m = scalar_mul(sk.s_ntt[0], neg_pow(D::bits_conv, k));
           for (unsigned row = 0; row < P::n; ++row) emit(a, st.s_ntt[row], row == r ? &m : nullptr);
         }
     }
@@ -291,16 +293,16 @@ class VariantClientCore {
         } else {
           const std::uint64_t gi = x - D::dim0, f = gi / P::t_gsw, k = gi % P::t_gsw;
           const bool bit = ((loc.j >> (P::nu_2 - 1 - f)) & 1) != 0;
-          m = bit ? proto::pow2_mod(D::bits_gsw * static_cast<unsigned>(k), D::q) : 0;
+          m = bit ? pow2_mod128(D::bits_gsw * static_cast<unsigned>(k), D::q) : 0;
         }
         Pc mp;
         const auto r = crt_decompose<R>(m);
         for (std::size_t i = 0; i < R::num_primes; ++i) mp(i, 0) = r[i];
-        const Pn a = proto::uniform_from_seed<R>(seed, x);
+        const Pn a = uniform_poly_ntt<R>(seed, x);
         Pn b = a * (x < D::dim0 ? s_first : sk.s_reg_ntt);
         b += to_ntt(gaussian_poly<R>(rng, g));
         b += to_ntt(mp);
-        proto::put_poly_q<R>(w, from_ntt(std::move(b)), D::q_bits);
+        rlwe::put_poly_q<R>(w, from_ntt(std::move(b)), D::q_bits);
       }
       return out;
     }
@@ -361,7 +363,7 @@ struct ClientCoreOf<P> {
 template <SpiralParams P>
 struct PreparedQuery {
   using C = std::conditional_t<P::variant == Variant::spiral, P, typename VariantOf<P>::Comp>;
-  using MatN = proto::MatN<typename P::ring>;
+  using MatN = rlwe::MatN<typename P::ring>;
   typename FirstDim<C>::Query first;  // 2^nu_1 matrix Regev cts (C's n), in the kernel's order
   std::vector<MatN> gsw;              // nu_2 GSW cts
   std::shared_ptr<const VariantPublicParams<P>> pack_keys;  // variants only (may be null otherwise)
@@ -377,9 +379,9 @@ class Server<P> {
   using D = Derived<P>;
   using DC = Derived<C>;
   using R = typename P::ring;
-  using Pc = proto::Pc<R>;
-  using Pn = proto::Pn<R>;
-  using MatN = proto::MatN<R>;
+  using Pc = rlwe::Pc<R>;
+  using Pn = rlwe::Pn<R>;
+  using MatN = rlwe::MatN<R>;
   using Progress = std::function<void(std::uint64_t, std::uint64_t)>;
   using DB = Database<C>;
 
@@ -548,15 +550,15 @@ class Server<P> {
       std::vector<Pn> dig;  // index r·T + k
       dig.reserve(n * T);
       for (unsigned r = 0; r < n; ++r) {
-        auto g = proto::decompose_ntt<R>(from_ntt(cts[inst * nn + r * n + col].at(0, 0)), D::bits_conv,
+        auto g = gadget_decompose_ntt<R>(from_ntt(cts[inst * nn + r * n + col].at(0, 0)), D::bits_conv,
                                          static_cast<unsigned>(T));
         for (auto& x : g) dig.push_back(std::move(x));
       }
       MatN& o = out[inst];
-      proto::dot<R>(o.at(0, col), n * T, [&](std::size_t x) -> const Pn& { return dig[x]; },
+      dot<R>(o.at(0, col), n * T, [&](std::size_t x) -> const Pn& { return dig[x]; },
                     [&](std::size_t x) -> const Pn& { return pp.pack_a[x]; });
       for (unsigned row = 0; row < n; ++row) {
-        proto::dot<R>(o.at(row + 1, col), n * T, [&](std::size_t x) -> const Pn& { return dig[x]; },
+        dot<R>(o.at(row + 1, col), n * T, [&](std::size_t x) -> const Pn& { return dig[x]; },
                       [&](std::size_t x) -> const Pn& { return pp.pack_b[x][row]; });
         o.at(row + 1, col) += cts[inst * nn + row * n + col].at(1, 0);
       }
@@ -584,13 +586,13 @@ class Server<P> {
       BitReader rd(body + bit0 / 8, body_len - bit0 / 8);
       if (V::direct_first && x < D::dim0) {
         MatN m(2, 1);
-        m.at(0, 0) = proto::uniform_from_seed<R>(seed, x);
-        m.at(1, 0) = to_ntt(proto::get_poly_q<R>(rd, D::q_bits, "query"));
+        m.at(0, 0) = uniform_poly_ntt<R>(seed, x);
+        m.at(1, 0) = to_ntt(rlwe::get_poly_q<R>(rd, D::q_bits, "query"));
         direct[x] = std::move(m);
         return;
       }
-      all[x].b = proto::get_poly_q<R>(rd, D::q_bits, "query");
-      all[x].a = from_ntt(proto::uniform_from_seed<R>(seed, x));
+      all[x].b = rlwe::get_poly_q<R>(rd, D::q_bits, "query");
+      all[x].a = from_ntt(uniform_poly_ntt<R>(seed, x));
     });
     const std::uint64_t used = D::query_polys * poly_bits;
     BitReader rd(body + used / 8, body_len - used / 8);

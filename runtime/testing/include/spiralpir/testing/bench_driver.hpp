@@ -288,11 +288,11 @@ struct CpuStageClock : StageObserver<P> {
   void on_expansion(const std::vector<RegevCt<R>>&, const std::vector<RegevCt<R>>&) override {
     marks[0] = bench_detail::process_cpu_seconds();
   }
-  void on_conversion(const std::vector<proto::MatN<R>>&, const std::vector<proto::MatN<R>>&) override {
+  void on_conversion(const std::vector<rlwe::MatN<R>>&, const std::vector<rlwe::MatN<R>>&) override {
     marks[1] = bench_detail::process_cpu_seconds();
   }
-  void on_first_dimension(const std::vector<proto::MatN<R>>&) override { marks[2] = marks[3] = bench_detail::process_cpu_seconds(); }
-  void on_fold(unsigned, const std::vector<proto::MatN<R>>&) override { marks[3] = bench_detail::process_cpu_seconds(); }
+  void on_first_dimension(const std::vector<rlwe::MatN<R>>&) override { marks[2] = marks[3] = bench_detail::process_cpu_seconds(); }
+  void on_fold(unsigned, const std::vector<rlwe::MatN<R>>&) override { marks[3] = bench_detail::process_cpu_seconds(); }
   /// per-stage CPU seconds given the CPU time at the end of the answer
   std::array<double, kNumStages> stages(double end) const {
     std::array<double, kNumStages> out{};

@@ -46,7 +46,7 @@ bench_detail::StreamingStats measure_streaming(const Server<P>& server, const Pu
       // process CPU time of the first dimension alone (a loaded machine stretches wall time)
       struct FdMark : StageObserver<typename VariantOf<P>::Comp> {
         double at = 0;
-        void on_first_dimension(const std::vector<proto::MatN<typename P::ring>>&) override {
+        void on_first_dimension(const std::vector<rlwe::MatN<typename P::ring>>&) override {
           at = bench_detail::process_cpu_seconds();
         }
       } mark;
@@ -161,7 +161,7 @@ int run_variant_bench(int argc, char** argv) {
       const auto qb = client.query(idx);
       NoiseMeter<C> meter(client.core().comp(), VariantClientCore<P>::comp_item(idx));
       const auto pq = server.prepare(pp, qb.data(), qb.size(), &meter);
-      std::vector<proto::MatN<typename P::ring>> finals;
+      std::vector<rlwe::MatN<typename P::ring>> finals;
       const auto resp = server.answer_prepared(pq, server.database(), nullptr, &meter, &finals);
       noise = meter.results();
       NoiseMeter<P> outer(client.core().outer(), idx);
