@@ -22,7 +22,7 @@ template <class P>
 struct PlaintextChecker : NoiseMeter<P> {
   using R = typename P::ring;
   using D = Derived<P>;
-  using MatN = proto::MatN<R>;
+  using MatN = rlwe::MatN<R>;
   const ClientCore<P>& client;
   std::uint64_t item;
   std::vector<std::uint8_t> records;
@@ -30,7 +30,7 @@ struct PlaintextChecker : NoiseMeter<P> {
   PlaintextChecker(const ClientCore<P>& c, std::uint64_t it, std::vector<std::uint8_t> recs)
       : NoiseMeter<P>(c, it), client(c), item(it), records(std::move(recs)) {}
 
-  std::vector<proto::Pc<R>> plaintext(std::uint64_t inst, std::uint64_t pt) {
+  std::vector<rlwe::Pc<R>> plaintext(std::uint64_t inst, std::uint64_t pt) {
     std::vector<std::uint8_t> bytes(Database<P>::pt_bytes);
     Database<P>::records_source(records.data(), P::num_records, P::record_size)(inst, pt, bytes.data());
     return Database<P>::plaintext_polys(bytes.data());
@@ -39,7 +39,7 @@ struct PlaintextChecker : NoiseMeter<P> {
     const auto pts = plaintext(inst, pt);
     for (unsigned row = 0; row < P::n; ++row)
       for (unsigned col = 0; col < P::n; ++col) {
-        proto::Pn<R> x = m.at(row + 1, col);
+        rlwe::Pn<R> x = m.at(row + 1, col);
         x -= m.at(0, col) * client.secret().s_ntt[row];
         const auto ph = from_ntt(std::move(x));
         for (std::size_t z = 0; z < D::d; ++z) {

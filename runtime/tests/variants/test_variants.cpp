@@ -122,7 +122,7 @@ void run_noise() {
   const auto qb = client.query(idx);
   NoiseMeter<C> meter(client.comp(), V::comp_item(idx));
   const auto pq = server.prepare(pp, qb.data(), qb.size(), &meter);
-  std::vector<proto::MatN<typename P::ring>> packed;
+  std::vector<rlwe::MatN<typename P::ring>> packed;
   const auto resp = server.answer_prepared(pq, server.database(), nullptr, &meter, &packed);
   NoiseMeter<P> outer(client.outer(), idx);
   outer.on_first_dimension(packed);  // the final (packed) cts, rounded against the nearest message

@@ -26,8 +26,8 @@ class Client {
   using C = typename V::Comp;
   using R = typename P::ring;
   using D = Derived<P>;
-  using Pc = proto::Pc<R>;
-  using Pn = proto::Pn<R>;
+  using Pc = rlwe::Pc<R>;
+  using Pn = rlwe::Pn<R>;
 
   /// seed32: 32 bytes, or nullptr for fresh OS entropy
   explicit Client(const std::uint8_t* seed32 = nullptr) : Client(make_seed(seed32)) {}
@@ -110,16 +110,16 @@ class Client {
       } else {
         const std::uint64_t gi = x - D::dim0, f = gi / P::t_gsw, k = gi % P::t_gsw;
         const bool bit = ((loc.j >> (P::nu_2 - 1 - f)) & 1) != 0;
-        m = bit ? proto::pow2_mod(D::bits_gsw * static_cast<unsigned>(k), D::q) : 0;
+        m = bit ? pow2_mod128(D::bits_gsw * static_cast<unsigned>(k), D::q) : 0;
       }
       Pc mp;
       const auto r = crt_decompose<R>(m);
       for (std::size_t i = 0; i < R::num_primes; ++i) mp(i, 0) = r[i];
-      const Pn a = proto::uniform_from_seed<R>(seed, x);
+      const Pn a = uniform_poly_ntt<R>(seed, x);
       Pn b = a * (x < D::dim0 ? s_first : sk.s_reg_ntt);
       b += to_ntt(gaussian_poly<R>(rng, g));
       b += to_ntt(mp);
-      proto::put_poly_q<R>(w, from_ntt(std::move(b)), D::q_bits);
+      rlwe::put_poly_q<R>(w, from_ntt(std::move(b)), D::q_bits);
     }
     return out;
   }

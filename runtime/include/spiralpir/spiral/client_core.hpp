@@ -33,8 +33,8 @@ class ClientCore {
  public:
   using R = typename P::ring;
   using D = Derived<P>;
-  using Pc = proto::Pc<R>;
-  using Pn = proto::Pn<R>;
+  using Pc = rlwe::Pc<R>;
+  using Pn = rlwe::Pn<R>;
 
   explicit ClientCore(const Seed& master) : master_(master) {
     Csprng rng(master_, 1);
@@ -63,14 +63,14 @@ class ClientCore {
     const auto loc = ItemLocation<P>::of(item);
     const u128 q = D::q;
     std::vector<u128> m(D::d, 0);
-    const u128 inv_left = detail::inv_mod_u128(proto::pow2_mod(D::rounds, q), q);
-    const u128 inv_right = detail::inv_mod_u128(proto::pow2_mod(D::rounds_right, q), q);
+    const u128 inv_left = inv_mod128(pow2_mod128(D::rounds, q), q);
+    const u128 inv_right = inv_mod128(pow2_mod128(D::rounds_right, q), q);
     m[2 * loc.i] = mulmod_u128(D::delta % q, inv_left, q);
     for (unsigned f = 0; f < P::nu_2; ++f) {
       const std::uint64_t bit = (loc.j >> (P::nu_2 - 1 - f)) & 1;
       for (unsigned k = 0; k < P::t_gsw; ++k) {
         const std::size_t g = std::size_t{f} * P::t_gsw + k;
-        const u128 zk = proto::pow2_mod(D::bits_gsw * k, q);
+        const u128 zk = pow2_mod128(D::bits_gsw * k, q);
         m[2 * g + 1] = bit ? mulmod_u128(zk, inv_right, q) : 0;
       }
     }
@@ -90,7 +90,7 @@ class ClientCore {
     Seed seed;
     rng.fill(seed.data(), seed.size());
     const GaussianSampler g(P::noise_width);
-    const Pn a = proto::uniform_from_seed<R>(seed, 0);
+    const Pn a = uniform_poly_ntt<R>(seed, 0);
     Pn b = a * sk_.s_reg_ntt;
     b += to_ntt(gaussian_poly<R>(rng, g));
     b += to_ntt(query_message(item));
@@ -98,7 +98,7 @@ class ClientCore {
     write_header<P>(out.data(), ObjectKind::query, D::query_bytes - kHeaderBytes);
     std::memcpy(out.data() + kHeaderBytes, seed.data(), 32);
     BitWriter w(out.data() + kHeaderBytes + 32);
-    proto::put_poly_q<R>(w, from_ntt(std::move(b)), D::q_bits);
+    rlwe::put_poly_q<R>(w, from_ntt(std::move(b)), D::q_bits);
     return out;
   }
 

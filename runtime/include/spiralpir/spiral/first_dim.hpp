@@ -40,7 +40,7 @@ template <SpiralParams P>
 struct FirstDim {
   using R = typename P::ring;
   using D = Derived<P>;
-  using MatN = proto::MatN<R>;
+  using MatN = rlwe::MatN<R>;
   using DB = Database<P>;
   static constexpr unsigned n = P::n;
   static constexpr std::size_t RK = std::size_t{n + 1} * n;  // query entries (r, k)

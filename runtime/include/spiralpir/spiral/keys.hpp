@@ -16,8 +16,13 @@
 #include <vector>
 
 #include "spiralpir/arith/automorphism.hpp"
-#include "spiralpir/spiral/protocol_common.hpp"
 #include "spiralpir/arith/sample.hpp"
+#include "spiralpir/arith/uniform.hpp"
+#include "spiralpir/core/parallel.hpp"
+#include "spiralpir/rlwe/poly_io.hpp"
+#include "spiralpir/rlwe/types.hpp"
+#include "spiralpir/spiral/format.hpp"
+#include "spiralpir/spiral/params.hpp"
 
 namespace spiralpir {
 
@@ -48,12 +53,12 @@ struct KeyLayout {
 template <SpiralParams P>
 struct SecretKey {
   using R = typename P::ring;
-  proto::Pc<R> s_reg;
-  proto::Pn<R> s_reg_ntt;
-  std::vector<proto::Pc<R>> s;
-  std::vector<proto::Pn<R>> s_ntt;
+  rlwe::Pc<R> s_reg;
+  rlwe::Pn<R> s_reg_ntt;
+  std::vector<rlwe::Pc<R>> s;
+  std::vector<rlwe::Pn<R>> s_ntt;
 
-  static proto::Pc<R> sample_secret(Csprng& rng, const GaussianSampler& g) {
+  static rlwe::Pc<R> sample_secret(Csprng& rng, const GaussianSampler& g) {
     if constexpr (P::secret_dist == SecretDist::gaussian) {
       return gaussian_poly<R>(rng, g);
     } else if constexpr (P::secret_dist == SecretDist::ternary) {
@@ -81,18 +86,18 @@ template <SpiralParams P>
 struct ExpandedPublicParams {
   using R = typename P::ring;
   using L = KeyLayout<P>;
-  std::vector<proto::Pn<R>> a;                 // one per column
-  std::vector<std::vector<proto::Pn<R>>> b;    // b[col][row]
+  std::vector<rlwe::Pn<R>> a;                 // one per column
+  std::vector<std::vector<rlwe::Pn<R>>> b;    // b[col][row]
 
   // views used by the server stages
-  const proto::Pn<R>& left_a(unsigned r, unsigned j) const { return a[L::left_col(r, j)]; }
-  const proto::Pn<R>& left_b(unsigned r, unsigned j) const { return b[L::left_col(r, j)][0]; }
-  const proto::Pn<R>& right_a(unsigned r, unsigned j) const { return a[L::right_col(r, j)]; }
-  const proto::Pn<R>& right_b(unsigned r, unsigned j) const { return b[L::right_col(r, j)][0]; }
-  const proto::Pn<R>& s2m_a(std::size_t c) const { return a[L::s2m_begin + c]; }
-  const proto::Pn<R>& s2m_b(std::size_t c, unsigned row) const { return b[L::s2m_begin + c][row]; }
-  const proto::Pn<R>& r2g_a(std::size_t c) const { return a[L::r2g_begin + c]; }
-  const proto::Pn<R>& r2g_b(std::size_t c, unsigned row) const { return b[L::r2g_begin + c][row]; }
+  const rlwe::Pn<R>& left_a(unsigned r, unsigned j) const { return a[L::left_col(r, j)]; }
+  const rlwe::Pn<R>& left_b(unsigned r, unsigned j) const { return b[L::left_col(r, j)][0]; }
+  const rlwe::Pn<R>& right_a(unsigned r, unsigned j) const { return a[L::right_col(r, j)]; }
+  const rlwe::Pn<R>& right_b(unsigned r, unsigned j) const { return b[L::right_col(r, j)][0]; }
+  const rlwe::Pn<R>& s2m_a(std::size_t c) const { return a[L::s2m_begin + c]; }
+  const rlwe::Pn<R>& s2m_b(std::size_t c, unsigned row) const { return b[L::s2m_begin + c][row]; }
+  const rlwe::Pn<R>& r2g_a(std::size_t c) const { return a[L::r2g_begin + c]; }
+  const rlwe::Pn<R>& r2g_b(std::size_t c, unsigned row) const { return b[L::r2g_begin + c][row]; }
 
   /// Parses serialized public parameters (checks header, hash, exact length, every
   /// coefficient < q) and expands them.
@@ -115,13 +120,13 @@ struct ExpandedPublicParams {
     }
     const std::uint64_t poly_bits = std::uint64_t{D::d} * D::q_bits;
     parallel_for(threads, L::num_columns, [&](std::size_t c) {
-      pp.a[c] = proto::uniform_from_seed<R>(seed, c);
+      pp.a[c] = uniform_poly_ntt<R>(seed, c);
       pp.b[c].resize(L::rows_of(c));
       for (unsigned row = 0; row < L::rows_of(c); ++row) {
         const std::uint64_t bit0 = (first[c] + row) * poly_bits;
         // poly_bits is a multiple of 8 (d >= 1024), so every poly starts on a byte
         BitReader rd(body + bit0 / 8, body_len - bit0 / 8);
-        pp.b[c][row] = to_ntt(proto::get_poly_q<R>(rd, D::q_bits, "public parameters"));
+        pp.b[c][row] = to_ntt(rlwe::get_poly_q<R>(rd, D::q_bits, "public parameters"));
       }
     });
     // canonical encoding: padding bits after the last poly must be zero
@@ -150,23 +155,23 @@ std::vector<std::uint8_t> make_public_params(const SecretKey<P>& sk, const Seed&
   BitWriter w(out.data() + kHeaderBytes + 32);
 
   auto neg_pow = [&](unsigned bits, unsigned j) {  // (−z^j) mod q, z = 2^bits
-    const u128 zj = proto::pow2_mod(bits * j, q);
+    const u128 zj = pow2_mod128(bits * j, q);
     return zj == 0 ? u128{0} : q - zj;
   };
   // b = a·s + e + m for secret s (NTT), message m (NTT, may be null)
-  auto emit = [&](const proto::Pn<R>& a, const proto::Pn<R>& s, const proto::Pn<R>* m) {
-    proto::Pn<R> b = a * s;
+  auto emit = [&](const rlwe::Pn<R>& a, const rlwe::Pn<R>& s, const rlwe::Pn<R>* m) {
+    rlwe::Pn<R> b = a * s;
     b += to_ntt(gaussian_poly<R>(noise, g));
     if (m) b += *m;
-    proto::put_poly_q<R>(w, from_ntt(std::move(b)), D::q_bits);
+    rlwe::put_poly_q<R>(w, from_ntt(std::move(b)), D::q_bits);
   };
 
   // 1-2. expansion keys: phase −τ_k(s_reg)·z^j
   auto expansion_key = [&](unsigned r, unsigned t, unsigned bits, std::size_t col0) {
-    const proto::Pn<R> tau = to_ntt(automorph(sk.s_reg, L::automorph_k(r)));
+    const rlwe::Pn<R> tau = to_ntt(automorph(sk.s_reg, L::automorph_k(r)));
     for (unsigned j = 0; j < t; ++j) {
-      const proto::Pn<R> a = proto::uniform_from_seed<R>(seed, col0 + j);
-      const proto::Pn<R> m = proto::scaled(tau, neg_pow(bits, j));
+      const rlwe::Pn<R> a = uniform_poly_ntt<R>(seed, col0 + j);
+      const rlwe::Pn<R> m = scalar_mul(tau, neg_pow(bits, j));
       emit(a, sk.s_reg_ntt, &m);
     }
   };
@@ -178,19 +183,19 @@ std::vector<std::uint8_t> make_public_params(const SecretKey<P>& sk, const Seed&
   for (unsigned i = 0; i < P::n; ++i) {
     for (unsigned k = 0; k < P::t_conv; ++k) {
       const std::size_t c = std::size_t{i} * P::t_conv + k;
-      const proto::Pn<R> a = proto::uniform_from_seed<R>(seed, L::s2m_begin + c);
-      const proto::Pn<R> m = proto::scaled(sk.s_reg_ntt, neg_pow(D::bits_conv, k));
+      const rlwe::Pn<R> a = uniform_poly_ntt<R>(seed, L::s2m_begin + c);
+      const rlwe::Pn<R> m = scalar_mul(sk.s_reg_ntt, neg_pow(D::bits_conv, k));
       for (unsigned row = 0; row < P::n; ++row) emit(a, sk.s_ntt[row], row == i ? &m : nullptr);
     }
   }
   // 4. RegevToGSW: column k: s·s_reg·z^k ; column t_conv + k: −s·z^k
   for (unsigned c = 0; c < 2 * P::t_conv; ++c) {
-    const proto::Pn<R> a = proto::uniform_from_seed<R>(seed, L::r2g_begin + c);
+    const rlwe::Pn<R> a = uniform_poly_ntt<R>(seed, L::r2g_begin + c);
     const unsigned k = c % P::t_conv;
-    const u128 zk = proto::pow2_mod(D::bits_conv * k, q);
+    const u128 zk = pow2_mod128(D::bits_conv * k, q);
     for (unsigned row = 0; row < P::n; ++row) {
-      proto::Pn<R> m = c < P::t_conv ? proto::scaled(sk.s_ntt[row] * sk.s_reg_ntt, zk)
-                                     : proto::scaled(sk.s_ntt[row], neg_pow(D::bits_conv, k));
+      rlwe::Pn<R> m = c < P::t_conv ? scalar_mul(sk.s_ntt[row] * sk.s_reg_ntt, zk)
+                                     : scalar_mul(sk.s_ntt[row], neg_pow(D::bits_conv, k));
       emit(a, sk.s_ntt[row], &m);
     }
   }

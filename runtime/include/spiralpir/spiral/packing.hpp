@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "spiralpir/arith/dot.hpp"
+#include "spiralpir/arith/gadget.hpp"
 #include "spiralpir/spiral/public_params.hpp"
 
 namespace spiralpir {
@@ -16,8 +18,8 @@ template <SpiralParams P>
 struct PackingStep {
   using R = typename P::ring;
   using D = Derived<P>;
-  using Pn = proto::Pn<R>;
-  using MatN = proto::MatN<R>;
+  using Pn = rlwe::Pn<R>;
+  using MatN = rlwe::MatN<R>;
 
   static std::vector<MatN> pack(const std::vector<MatN>& cts, const PublicKeys<P>& pp, unsigned threads) {
     constexpr unsigned n = P::n;
@@ -30,15 +32,15 @@ struct PackingStep {
       std::vector<Pn> dig;  // index r·T + k
       dig.reserve(n * T);
       for (unsigned r = 0; r < n; ++r) {
-        auto g = proto::decompose_ntt<R>(from_ntt(cts[inst * nn + r * n + col].at(0, 0)), D::bits_conv,
+        auto g = gadget_decompose_ntt<R>(from_ntt(cts[inst * nn + r * n + col].at(0, 0)), D::bits_conv,
                                          static_cast<unsigned>(T));
         for (auto& x : g) dig.push_back(std::move(x));
       }
       MatN& o = out[inst];
-      proto::dot<R>(o.at(0, col), n * T, [&](std::size_t x) -> const Pn& { return dig[x]; },
+      dot<R>(o.at(0, col), n * T, [&](std::size_t x) -> const Pn& { return dig[x]; },
                     [&](std::size_t x) -> const Pn& { return pp.pack_a[x]; });
       for (unsigned row = 0; row < n; ++row) {
-        proto::dot<R>(o.at(row + 1, col), n * T, [&](std::size_t x) -> const Pn& { return dig[x]; },
+        dot<R>(o.at(row + 1, col), n * T, [&](std::size_t x) -> const Pn& { return dig[x]; },
                       [&](std::size_t x) -> const Pn& { return pp.pack_b[x][row]; });
         o.at(row + 1, col) += cts[inst * nn + row * n + col].at(1, 0);
       }

@@ -22,7 +22,7 @@ namespace spiralpir {
 template <SpiralParams P>
 struct PreparedQuery {
   using C = typename VariantOf<P>::Comp;
-  using MatN = proto::MatN<typename P::ring>;
+  using MatN = rlwe::MatN<typename P::ring>;
   typename FirstDim<C>::Query first;              // 2^nu_1 matrix Regev cts (C's n), tiled
   std::vector<MatN> gsw;                          // nu_2 GSW cts
   std::shared_ptr<const PublicKeys<P>> pack_keys;  // pack only (null otherwise)
@@ -37,7 +37,7 @@ struct QueryPreparation {
   using R = typename P::ring;
   using D = Derived<P>;
   using S = ServerStages<C>;
-  using MatN = proto::MatN<R>;
+  using MatN = rlwe::MatN<R>;
 
   /// The prepared query; `obs` (optional) sees the expanded and the converted cts.
   static PreparedQuery<P> run(const PublicParams<P>& pp, const std::uint8_t* query, std::size_t len,
@@ -88,13 +88,13 @@ struct QueryPreparation {
       BitReader rd(body + bit0 / 8, body_len - bit0 / 8);
       if (V::direct_first && x < D::dim0) {
         MatN m(2, 1);
-        m.at(0, 0) = proto::uniform_from_seed<R>(seed, x);
-        m.at(1, 0) = to_ntt(proto::get_poly_q<R>(rd, D::q_bits, "query"));
+        m.at(0, 0) = uniform_poly_ntt<R>(seed, x);
+        m.at(1, 0) = to_ntt(rlwe::get_poly_q<R>(rd, D::q_bits, "query"));
         direct[x] = std::move(m);
         return;
       }
-      all[x].b = proto::get_poly_q<R>(rd, D::q_bits, "query");
-      all[x].a = from_ntt(proto::uniform_from_seed<R>(seed, x));
+      all[x].b = rlwe::get_poly_q<R>(rd, D::q_bits, "query");
+      all[x].a = from_ntt(uniform_poly_ntt<R>(seed, x));
     });
     const std::uint64_t used = D::query_polys * poly_bits;
     BitReader rd(body + used / 8, body_len - used / 8);

@@ -52,7 +52,7 @@ struct PublicKeys {
   using K = KeyColumns<P>;
   using C = typename K::C;
   using R = typename P::ring;
-  using Pn = proto::Pn<R>;
+  using Pn = rlwe::Pn<R>;
   ExpandedPublicParams<C> comp;         // C's key columns (expansion columns empty for stream)
   std::vector<Pn> pack_a;               // packing column c = r·t_conv + k: random row
   std::vector<std::vector<Pn>> pack_b;  // [c][row], n rows
@@ -86,12 +86,12 @@ struct PublicKeys {
       const bool packing = col.stream >= K::pack_begin;
       Pn& a = packing ? pp.pack_a[col.stream - K::pack_begin] : pp.comp.a[col.stream];
       std::vector<Pn>& b = packing ? pp.pack_b[col.stream - K::pack_begin] : pp.comp.b[col.stream];
-      a = proto::uniform_from_seed<R>(seed, col.stream);
+      a = uniform_poly_ntt<R>(seed, col.stream);
       b.resize(col.rows);
       for (unsigned row = 0; row < col.rows; ++row) {
         const std::uint64_t bit0 = (first[x] + row) * poly_bits;
         BitReader rd(body + bit0 / 8, body_len - bit0 / 8);
-        b[row] = to_ntt(proto::get_poly_q<R>(rd, D::q_bits, "public parameters"));
+        b[row] = to_ntt(rlwe::get_poly_q<R>(rd, D::q_bits, "public parameters"));
       }
     });
     const std::uint64_t used = acc * poly_bits;
@@ -115,7 +115,7 @@ struct PublicKeys {
     std::memcpy(out.data() + kHeaderBytes, seed.data(), 32);
     BitWriter w(out.data() + kHeaderBytes + 32);
     auto neg_pow = [&](unsigned bits, unsigned j) {  // (−z^j) mod q, z = 2^bits
-      const u128 zj = proto::pow2_mod(bits * j, q);
+      const u128 zj = pow2_mod128(bits * j, q);
       return zj == 0 ? u128{0} : q - zj;
     };
     // b = a·s + e + m for secret s (NTT), message m (NTT, may be null)
@@ -123,15 +123,15 @@ struct PublicKeys {
       Pn b = a * s;
       b += to_ntt(gaussian_poly<R>(noise, g));
       if (m) b += *m;
-      proto::put_poly_q<R>(w, from_ntt(std::move(b)), D::q_bits);
+      rlwe::put_poly_q<R>(w, from_ntt(std::move(b)), D::q_bits);
     };
     if constexpr (!K::V::stream) {
       // expansion keys: phase −τ_k(s_reg)·z^j
       auto expansion_key = [&](unsigned r, unsigned t, unsigned bits, std::size_t col0) {
         const Pn tau = to_ntt(automorph(sk.s_reg, LC::automorph_k(r)));
         for (unsigned j = 0; j < t; ++j) {
-          const Pn m = proto::scaled(tau, neg_pow(bits, j));
-          emit(proto::uniform_from_seed<R>(seed, col0 + j), sk.s_reg_ntt, &m);
+          const Pn m = scalar_mul(tau, neg_pow(bits, j));
+          emit(uniform_poly_ntt<R>(seed, col0 + j), sk.s_reg_ntt, &m);
         }
       };
       for (unsigned r = 1; r < DC::rounds; ++r) expansion_key(r, P::t_exp_left, DC::bits_exp_left, LC::left_col(r, 0));
@@ -141,26 +141,26 @@ struct PublicKeys {
     // ScalToMat: column i·t_conv + k, phase −s_reg·z^k·e_i
     for (unsigned i = 0; i < C::n; ++i)
       for (unsigned k = 0; k < P::t_conv; ++k) {
-        const Pn a = proto::uniform_from_seed<R>(seed, LC::s2m_begin + std::size_t{i} * P::t_conv + k);
-        const Pn m = proto::scaled(sk.s_reg_ntt, neg_pow(DC::bits_conv, k));
+        const Pn a = uniform_poly_ntt<R>(seed, LC::s2m_begin + std::size_t{i} * P::t_conv + k);
+        const Pn m = scalar_mul(sk.s_reg_ntt, neg_pow(DC::bits_conv, k));
         for (unsigned row = 0; row < C::n; ++row) emit(a, sk.s_ntt[row], row == i ? &m : nullptr);
       }
     // RegevToGSW: column k: s·s_reg·z^k ; column t_conv + k: −s·z^k
     for (unsigned c = 0; c < 2 * P::t_conv; ++c) {
-      const Pn a = proto::uniform_from_seed<R>(seed, LC::r2g_begin + c);
+      const Pn a = uniform_poly_ntt<R>(seed, LC::r2g_begin + c);
       const unsigned k = c % P::t_conv;
-      const u128 zk = proto::pow2_mod(DC::bits_conv * k, q);
+      const u128 zk = pow2_mod128(DC::bits_conv * k, q);
       for (unsigned row = 0; row < C::n; ++row) {
-        const Pn m = c < P::t_conv ? proto::scaled(sk.s_ntt[row] * sk.s_reg_ntt, zk)
-                                   : proto::scaled(sk.s_ntt[row], neg_pow(DC::bits_conv, k));
+        const Pn m = c < P::t_conv ? scalar_mul(sk.s_ntt[row] * sk.s_reg_ntt, zk)
+                                   : scalar_mul(sk.s_ntt[row], neg_pow(DC::bits_conv, k));
         emit(a, sk.s_ntt[row], &m);
       }
     }
     if constexpr (K::V::pack) {
       for (unsigned r = 0; r < P::n; ++r)
         for (unsigned k = 0; k < P::t_conv; ++k) {
-          const Pn a = proto::uniform_from_seed<R>(seed, K::pack_begin + std::size_t{r} * P::t_conv + k);
-          const Pn m = proto::scaled(sk.s_ntt[0], neg_pow(D::bits_conv, k));
+          const Pn a = uniform_poly_ntt<R>(seed, K::pack_begin + std::size_t{r} * P::t_conv + k);
+          const Pn m = scalar_mul(sk.s_ntt[0], neg_pow(D::bits_conv, k));
           for (unsigned row = 0; row < P::n; ++row) emit(a, target->s_ntt[row], row == r ? &m : nullptr);
         }
     }

@@ -29,7 +29,7 @@ class Server {
   using C = typename V::Comp;
   using D = Derived<P>;
   using R = typename P::ring;
-  using MatN = proto::MatN<R>;
+  using MatN = rlwe::MatN<R>;
   using Progress = std::function<void(std::uint64_t, std::uint64_t)>;
   /// the computation database (pack: n² sub-databases of n = 1 plaintexts per instance)
   using DB = Database<C>;

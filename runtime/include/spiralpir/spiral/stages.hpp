@@ -14,6 +14,10 @@
 #include <vector>
 
 #include "spiralpir/arith/automorphism.hpp"
+#include "spiralpir/arith/dot.hpp"
+#include "spiralpir/arith/gadget.hpp"
+#include "spiralpir/arith/monomial.hpp"
+#include "spiralpir/rlwe/scratch.hpp"
 #include "spiralpir/spiral/database.hpp"
 #include "spiralpir/spiral/first_dim.hpp"
 #include "spiralpir/spiral/keys.hpp"
@@ -22,7 +26,7 @@ namespace spiralpir {
 
 template <class R>
 struct RegevCt {  // scalar Regev ciphertext, coefficient domain; phase = b − s·a
-  proto::Pc<R> a, b;
+  rlwe::Pc<R> a, b;
 };
 
 /// Test-only observer of intermediate ciphertexts (noise measurement, stage tests).
@@ -33,11 +37,11 @@ struct StageObserver {
   /// after expansion: first-dimension cts (dim0) and GSW-digit cts (nu_2·t_gsw), scalar Regev
   virtual void on_expansion(const std::vector<RegevCt<R>>&, const std::vector<RegevCt<R>>&) {}
   /// after conversion: matrix Regev cts of the first dimension, GSW cts of the folds
-  virtual void on_conversion(const std::vector<proto::MatN<R>>&, const std::vector<proto::MatN<R>>&) {}
+  virtual void on_conversion(const std::vector<rlwe::MatN<R>>&, const std::vector<rlwe::MatN<R>>&) {}
   /// after the first dimension: instance-major, J cts per instance
-  virtual void on_first_dimension(const std::vector<proto::MatN<R>>&) {}
+  virtual void on_first_dimension(const std::vector<rlwe::MatN<R>>&) {}
   /// after fold round r: the surviving cts (instance-major, 2^(nu_2-r-1) per instance)
-  virtual void on_fold(unsigned, const std::vector<proto::MatN<R>>&) {}
+  virtual void on_fold(unsigned, const std::vector<rlwe::MatN<R>>&) {}
 };
 
 inline constexpr const char* kStageNames = "expansion,conversion,first_dimension,folding,modswitch";
@@ -48,9 +52,9 @@ struct ServerStages {
   using R = typename P::ring;
   using D = Derived<P>;
   using L = KeyLayout<P>;
-  using Pc = proto::Pc<R>;
-  using Pn = proto::Pn<R>;
-  using MatN = proto::MatN<R>;
+  using Pc = rlwe::Pc<R>;
+  using Pn = rlwe::Pn<R>;
+  using MatN = rlwe::MatN<R>;
   static constexpr unsigned n = P::n;
 
   /// Parses a query (header, hash, exact length, coefficients < q): the scalar Regev ct.
@@ -60,9 +64,9 @@ struct ServerStages {
     std::memcpy(seed.data(), buf + kHeaderBytes, 32);
     BitReader rd(buf + kHeaderBytes + 32, len - kHeaderBytes - 32);
     RegevCt<R> ct;
-    ct.b = proto::get_poly_q<R>(rd, D::q_bits, "query");
+    ct.b = rlwe::get_poly_q<R>(rd, D::q_bits, "query");
     rd.check_padding_zero("query");
-    ct.a = from_ntt(proto::uniform_from_seed<R>(seed, 0));
+    ct.a = from_ntt(uniform_poly_ntt<R>(seed, 0));
     return ct;
   }
 
@@ -76,7 +80,7 @@ struct ServerStages {
                                   std::uint64_t* hi_b) {
     constexpr std::size_t d = R::poly_len;
     const std::uint64_t p = R::primes[i];
-    std::uint64_t* const dig = proto::scratch_words(0, std::size_t{t} * d + 3 * d);
+    std::uint64_t* const dig = rlwe::scratch_words(0, std::size_t{t} * d + 3 * d);
     std::uint64_t* const sa = dig + std::size_t{t} * d;  // τ_k(c.a) switched: the new a
     std::uint64_t* const sb = sa + d;                     // τ_k(c.b) + key-switch part: the new b
     std::uint64_t* const tmp = sb + d;
@@ -88,13 +92,13 @@ struct ServerStages {
       ptr[t + j] = ka(j).residue(i);
       ptr[2 * std::size_t{t} + j] = kb(j).residue(i);
     }
-    proto::decompose_residue_ntt<R>(ta, bits, t, i, dig_out.data());
+    gadget_decompose_residue_ntt<R>(ta, bits, t, i, dig_out.data());
     std::uint64_t* acc[2] = {sa, sb};
-    proto::dot_residue<R, 2>(i, acc, t, ptr.data(), ptr.data() + t);
+    dot_residue<R, 2>(i, acc, t, ptr.data(), ptr.data() + t);
     const auto& tb = tables<R>();
     ntt_inverse(sa, tb.ntt[i]);
     ntt_inverse(sb, tb.ntt[i]);
-    proto::automorph_residue(c_b.residue(i), tmp, k, d, p);
+    automorph_residue(c_b.residue(i), tmp, k, d, p);
     for (std::size_t z = 0; z < d; ++z) {
       const std::uint64_t x = sb[z] + tmp[z];
       sb[z] = x >= p ? x - p : x;
@@ -107,7 +111,7 @@ struct ServerStages {
           const std::uint64_t x = cur[z] + p - tau[z];
           tmp[z] = x >= p ? x - p : x;
         }
-        proto::mul_monomial_inv_residue(tmp, hi, half, d, p);
+        mul_monomial_inv_residue(tmp, hi, half, d, p);
       }
       for (std::size_t z = 0; z < d; ++z) {
         const std::uint64_t x = cur[z] + tau[z];
@@ -152,7 +156,7 @@ struct ServerStages {
         const std::size_t j = order[x];
         if (!ta[x]) ta[x].emplace();
         for (std::size_t i = 0; i < np; ++i)
-          proto::automorph_residue(cur[j]->a.residue(i), ta[x]->residue(i), k, R::poly_len, R::primes[i]);
+          automorph_residue(cur[j]->a.residue(i), ta[x]->residue(i), k, R::poly_len, R::primes[i]);
         if (needs_hi(j)) {
           cur[j + half].emplace();
           live[j + half] = 1;
@@ -194,7 +198,7 @@ struct ServerStages {
       const std::size_t c = col(i);
       std::array<Pn*, n + 1> outs;
       for (unsigned row = 0; row <= n; ++row) outs[row] = &out.at(row, c);
-      proto::dot_multi<R, n + 1>(
+      dot_multi<R, n + 1>(
           outs, P::t_conv, [&](std::size_t k) -> const Pn& { return dig_a[k]; },
           [&](std::size_t m, std::size_t k) -> const Pn& {
             return m == 0 ? pp.s2m_a(i * P::t_conv + k) : pp.s2m_b(i * P::t_conv + k, static_cast<unsigned>(m - 1));
@@ -222,12 +226,12 @@ struct ServerStages {
     // digit task g = one digit ct: column k of block 0 (RegevToGSW) and column (i+1)·t_gsw + k of
     // blocks 1..n (ScalToMat), k = g mod t_gsw, of GSW ct f = g / t_gsw
     parallel_for(threads, digits.size() + first.size(), [&](std::size_t task) {
-      std::vector<Pn>& dig = proto::scratch<R>(2, 2 * std::size_t{P::t_conv} + 1);
+      std::vector<Pn>& dig = rlwe::scratch<R>(2, 2 * std::size_t{P::t_conv} + 1);
       Pn& b_ntt = dig[2 * P::t_conv];
       if (task >= digits.size()) {
         const std::size_t i = task - digits.size();
         MatN m(n + 1, n);
-        proto::decompose_ntt_into<R>(first[i].a, D::bits_conv, P::t_conv, dig.data(), 1);
+        gadget_decompose_ntt_into<R>(first[i].a, D::bits_conv, P::t_conv, dig.data(), 1);
         to_ntt_into(first[i].b, b_ntt);
         scal_to_mat_into(dig.data(), b_ntt, pp, m, [](unsigned c) { return std::size_t{c}; });
         first_mats[i] = std::move(m);
@@ -235,13 +239,13 @@ struct ServerStages {
       }
       const std::size_t g = task, f = g / P::t_gsw, k = g % P::t_gsw;
       MatN& G = gsw[f];
-      proto::decompose_ntt_into<R>(digits[g].a, D::bits_conv, P::t_conv, dig.data(), 1);
+      gadget_decompose_ntt_into<R>(digits[g].a, D::bits_conv, P::t_conv, dig.data(), 1);
       to_ntt_into(digits[g].b, b_ntt);
       scal_to_mat_into(dig.data(), b_ntt, pp, G, [&](unsigned i) { return (i + 1) * std::size_t{P::t_gsw} + k; });
-      proto::decompose_ntt_into<R>(digits[g].b, D::bits_conv, P::t_conv, dig.data() + P::t_conv, 1);
+      gadget_decompose_ntt_into<R>(digits[g].b, D::bits_conv, P::t_conv, dig.data() + P::t_conv, 1);
       std::array<Pn*, n + 1> outs;
       for (unsigned row = 0; row <= n; ++row) outs[row] = &G.at(row, k);
-      proto::dot_multi<R, n + 1>(
+      dot_multi<R, n + 1>(
           outs, 2 * P::t_conv, [&](std::size_t l) -> const Pn& { return dig[l]; },
           [&](std::size_t m, std::size_t l) -> const Pn& {
             return m == 0 ? pp.r2g_a(l) : pp.r2g_b(l, static_cast<unsigned>(m - 1));
@@ -263,17 +267,17 @@ struct ServerStages {
   /// External product GSW ⊡ C for an (n+1)×n matrix Regev ct C.
   static MatN external_product(const MatN& gsw, const MatN& c) {
     // index (row·t_gsw + k)·n + col
-    std::vector<Pn>& dig = proto::scratch<R>(1, std::size_t{n + 1} * P::t_gsw * n);
+    std::vector<Pn>& dig = rlwe::scratch<R>(1, std::size_t{n + 1} * P::t_gsw * n);
     for (unsigned row = 0; row <= n; ++row)
       for (unsigned col = 0; col < n; ++col)
-        proto::decompose_ntt_into<R>(from_ntt(c.at(row, col)), D::bits_gsw, P::t_gsw,
+        gadget_decompose_ntt_into<R>(from_ntt(c.at(row, col)), D::bits_gsw, P::t_gsw,
                                      &dig[std::size_t{row} * P::t_gsw * n + col], n);
     MatN out = MatN::uninitialised(n + 1, n);  // dot_multi sets every word
     const std::size_t K = std::size_t{n + 1} * P::t_gsw;
     for (unsigned col = 0; col < n; ++col) {
       std::array<Pn*, n + 1> outs;
       for (unsigned r = 0; r <= n; ++r) outs[r] = &out.at(r, col);
-      proto::dot_multi<R, n + 1>(
+      dot_multi<R, n + 1>(
           outs, K, [&](std::size_t x) -> const Pn& { return dig[x * n + col]; },
           [&](std::size_t m, std::size_t x) -> const Pn& { return gsw.at(m, x); });
     }

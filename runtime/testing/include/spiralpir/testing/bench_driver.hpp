@@ -59,11 +59,11 @@ struct CpuStageClock : StageObserver<P> {
   void on_expansion(const std::vector<RegevCt<R>>&, const std::vector<RegevCt<R>>&) override {
     marks[0] = bench_detail::process_cpu_seconds();
   }
-  void on_conversion(const std::vector<proto::MatN<R>>&, const std::vector<proto::MatN<R>>&) override {
+  void on_conversion(const std::vector<rlwe::MatN<R>>&, const std::vector<rlwe::MatN<R>>&) override {
     marks[1] = bench_detail::process_cpu_seconds();
   }
-  void on_first_dimension(const std::vector<proto::MatN<R>>&) override { marks[2] = marks[3] = bench_detail::process_cpu_seconds(); }
-  void on_fold(unsigned, const std::vector<proto::MatN<R>>&) override { marks[3] = bench_detail::process_cpu_seconds(); }
+  void on_first_dimension(const std::vector<rlwe::MatN<R>>&) override { marks[2] = marks[3] = bench_detail::process_cpu_seconds(); }
+  void on_fold(unsigned, const std::vector<rlwe::MatN<R>>&) override { marks[3] = bench_detail::process_cpu_seconds(); }
   /// per-stage CPU seconds given the CPU time at the end of the answer
   std::array<double, kNumStages> stages(double end) const {
     std::array<double, kNumStages> out{};
@@ -96,7 +96,7 @@ bench_detail::StreamingStats measure_streaming(const Server<P>& server, const Pu
   // process CPU time of the first dimension alone (a loaded machine stretches wall time)
   struct FdMark : StageObserver<C> {
     double at = 0;
-    void on_first_dimension(const std::vector<proto::MatN<typename P::ring>>&) override {
+    void on_first_dimension(const std::vector<rlwe::MatN<typename P::ring>>&) override {
       at = bench_detail::process_cpu_seconds();
     }
   };
@@ -128,7 +128,7 @@ std::vector<std::pair<std::string, NoiseStat>> measure_noise(const Server<P>& se
   const auto qb = client.query(idx);
   NoiseMeter<typename V::Comp> meter(client.comp(), V::comp_item(idx));
   const auto pq = server.prepare(pp, qb.data(), qb.size(), &meter);
-  std::vector<proto::MatN<typename P::ring>> finals;
+  std::vector<rlwe::MatN<typename P::ring>> finals;
   const auto resp = server.answer_prepared(pq, server.database(), nullptr, &meter, &finals);
   auto noise = meter.results();
   NoiseMeter<P> outer(client.outer(), idx);
