@@ -62,10 +62,8 @@ class Client {
   }
 
   /// A query for record `record_index` (fresh randomness from the client's CSPRNG).
-  std::vector<std::uint8_t> query(std::uint64_t record_index) {
-    check_index(record_index);
-    return query(record_index, rng_);
-  }
+  std::vector<std::uint8_t> query(std::uint64_t record_index) { return query(record_index, rng_); }
+  /// The same with randomness from `rng` (deterministic queries in tests).
   std::vector<std::uint8_t> query(std::uint64_t item, Csprng& rng) const {
     check_index(item);
     if constexpr (!V::stream) return comp_.query(V::comp_item(item), rng);  // P's hash, size D::query_bytes
