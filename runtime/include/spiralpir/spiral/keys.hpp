@@ -1,4 +1,7 @@
-// spiralpir/spiral/keys.hpp — secret keys and public parameters of vanilla SPIRAL.
+// spiralpir/spiral/keys.hpp — SPIRAL's keys: the client's two secrets (s_reg, and the n polys of
+// s_gsw) and the public parameters (expansion, ScalToMat and RegevToGSW key-switching keys) —
+// their layout, generation and parsing. The RLWE steps they are made of (secret sampling, Regev
+// encryption, polynomial I/O) live in rlwe/.
 //
 // Conventions (FORMATS.md §4 gives the wire order):
 //   * scalar Regev under s_reg: ct = (a, b), phase = b − s_reg·a.
@@ -20,6 +23,8 @@
 #include "spiralpir/arith/uniform.hpp"
 #include "spiralpir/core/parallel.hpp"
 #include "spiralpir/rlwe/poly_io.hpp"
+#include "spiralpir/rlwe/regev.hpp"
+#include "spiralpir/rlwe/secret.hpp"
 #include "spiralpir/rlwe/types.hpp"
 #include "spiralpir/spiral/format.hpp"
 #include "spiralpir/spiral/params.hpp"
@@ -59,13 +64,7 @@ struct SecretKey {
   std::vector<rlwe::Pn<R>> s_ntt;
 
   static rlwe::Pc<R> sample_secret(Csprng& rng, const GaussianSampler& g) {
-    if constexpr (P::secret_dist == SecretDist::gaussian) {
-      return gaussian_poly<R>(rng, g);
-    } else if constexpr (P::secret_dist == SecretDist::ternary) {
-      return ternary_poly<R>(rng);
-    } else {
-      return sparse_ternary_poly<R>(rng, P::secret_plus, P::secret_minus);
-    }
+    return rlwe::sample_secret<R>(rng, P::secret_dist, g, P::secret_plus, P::secret_minus);
   }
 
   static SecretKey generate(Csprng& rng) {
@@ -160,10 +159,7 @@ std::vector<std::uint8_t> make_public_params(const SecretKey<P>& sk, const Seed&
   };
   // b = a·s + e + m for secret s (NTT), message m (NTT, may be null)
   auto emit = [&](const rlwe::Pn<R>& a, const rlwe::Pn<R>& s, const rlwe::Pn<R>* m) {
-    rlwe::Pn<R> b = a * s;
-    b += to_ntt(gaussian_poly<R>(noise, g));
-    if (m) b += *m;
-    rlwe::put_poly_q<R>(w, from_ntt(std::move(b)), D::q_bits);
+    rlwe::put_poly_q<R>(w, from_ntt(rlwe::regev_body<R>(a, s, noise, g, m)), D::q_bits);
   };
 
   // 1-2. expansion keys: phase −τ_k(s_reg)·z^j
