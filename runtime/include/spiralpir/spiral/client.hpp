@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "spiralpir/rlwe/regev.hpp"
 #include "spiralpir/spiral/client_core.hpp"
 #include "spiralpir/spiral/public_params.hpp"
 
@@ -113,11 +114,10 @@ class Client {
       Pc mp;
       const auto r = crt_decompose<R>(m);
       for (std::size_t i = 0; i < R::num_primes; ++i) mp(i, 0) = r[i];
-      const Pn a = uniform_poly_ntt<R>(seed, x);
-      Pn b = a * (x < D::dim0 ? s_first : sk.s_reg_ntt);
-      b += to_ntt(gaussian_poly<R>(rng, g));
-      b += to_ntt(mp);
-      rlwe::put_poly_q<R>(w, from_ntt(std::move(b)), D::q_bits);
+      const Pn m_ntt = to_ntt(mp);
+      const Pn b = rlwe::regev_body<R>(uniform_poly_ntt<R>(seed, x), x < D::dim0 ? s_first : sk.s_reg_ntt, rng, g,
+                                       &m_ntt);
+      rlwe::put_poly_q<R>(w, from_ntt(b), D::q_bits);
     }
     return out;
   }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "spiralpir/rlwe/regev.hpp"
 #include "spiralpir/spiral/database.hpp"
 #include "spiralpir/spiral/keys.hpp"
 
@@ -90,10 +91,8 @@ class ClientCore {
     Seed seed;
     rng.fill(seed.data(), seed.size());
     const GaussianSampler g(P::noise_width);
-    const Pn a = uniform_poly_ntt<R>(seed, 0);
-    Pn b = a * sk_.s_reg_ntt;
-    b += to_ntt(gaussian_poly<R>(rng, g));
-    b += to_ntt(query_message(item));
+    const Pn m = to_ntt(query_message(item));
+    Pn b = rlwe::regev_body<R>(uniform_poly_ntt<R>(seed, 0), sk_.s_reg_ntt, rng, g, &m);
     std::vector<std::uint8_t> out(D::query_bytes, 0);
     write_header<P>(out.data(), ObjectKind::query, D::query_bytes - kHeaderBytes);
     std::memcpy(out.data() + kHeaderBytes, seed.data(), 32);

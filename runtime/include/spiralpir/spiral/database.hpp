@@ -195,7 +195,7 @@ class Database {
   /// (Δ·(v − p) ≡ Δ·v + (q mod p) mod q, a difference below p), but with mean ≈ 0, so the
   /// ciphertext errors the first dimension multiplies by the database do not add up coherently
   /// (errors shared by many query cts — e.g. the gadget digits' −1/2 mean times a shared key
-  /// error — would otherwise grow with (Σ_i D_i)², issue 8) and E[D²] drops from p²/3 to p²/12.
+  /// error — would otherwise grow with (Σ_i D_i)², as measured on StreamPack) and E[D²] drops from p²/3 to p²/12.
   static std::vector<rlwe::Pc<R>> plaintext_polys(const std::uint8_t* bytes) {
     std::vector<rlwe::Pc<R>> out(NN);
     BitReader rd(bytes, pt_bytes);

@@ -1,6 +1,8 @@
-// spiralpir/spiral/keys.hpp — the key material of one computation type: its secret keys, the
-// layout of its key columns and their server view (public_params.hpp generates and parses them
-// for every variant).
+// spiralpir/spiral/keys.hpp — SPIRAL's keys for one computation type: the client's two secrets
+// (s_reg, and the n polys of s_gsw) and the layout and server view of the key columns (expansion,
+// ScalToMat and RegevToGSW key-switching keys); public_params.hpp generates and parses them for
+// every variant. The RLWE steps they are made of (secret sampling, Regev encryption, polynomial
+// I/O) live in rlwe/.
 //
 // Conventions (FORMATS.md §4 gives the wire order):
 //   * scalar Regev under s_reg: ct = (a, b), phase = b − s_reg·a.
@@ -22,6 +24,8 @@
 #include "spiralpir/arith/uniform.hpp"
 #include "spiralpir/core/parallel.hpp"
 #include "spiralpir/rlwe/poly_io.hpp"
+#include "spiralpir/rlwe/regev.hpp"
+#include "spiralpir/rlwe/secret.hpp"
 #include "spiralpir/rlwe/types.hpp"
 #include "spiralpir/spiral/format.hpp"
 #include "spiralpir/spiral/params.hpp"
@@ -61,13 +65,7 @@ struct SecretKey {
   std::vector<rlwe::Pn<R>> s_ntt;
 
   static rlwe::Pc<R> sample_secret(Csprng& rng, const GaussianSampler& g) {
-    if constexpr (P::secret_dist == SecretDist::gaussian) {
-      return gaussian_poly<R>(rng, g);
-    } else if constexpr (P::secret_dist == SecretDist::ternary) {
-      return ternary_poly<R>(rng);
-    } else {
-      return sparse_ternary_poly<R>(rng, P::secret_plus, P::secret_minus);
-    }
+    return rlwe::sample_secret<R>(rng, P::secret_dist, g, P::secret_plus, P::secret_minus);
   }
 
   static SecretKey generate(Csprng& rng) {

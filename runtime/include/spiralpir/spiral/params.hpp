@@ -21,13 +21,12 @@
 
 #include "spiralpir/arith/modarith.hpp"
 #include "spiralpir/arith/ring.hpp"
+#include "spiralpir/rlwe/secret.hpp"
 
 namespace spiralpir {
 
 /// Members of the SPIRAL family (variants.hpp implements stream, pack and stream_pack).
 enum class Variant : std::uint8_t { spiral = 0, stream = 1, pack = 2, stream_pack = 3 };
-/// Distribution of the secret key polynomials.
-enum class SecretDist : std::uint8_t { gaussian = 0, ternary = 1, sparse_ternary = 2 };
 
 constexpr const char* variant_name(Variant v) {
   switch (v) {
@@ -35,14 +34,6 @@ constexpr const char* variant_name(Variant v) {
     case Variant::stream: return "stream";
     case Variant::pack: return "pack";
     case Variant::stream_pack: return "stream_pack";
-  }
-  return "?";
-}
-constexpr const char* secret_dist_name(SecretDist s) {
-  switch (s) {
-    case SecretDist::gaussian: return "gaussian";
-    case SecretDist::ternary: return "ternary";
-    case SecretDist::sparse_ternary: return "sparse_ternary";
   }
   return "?";
 }

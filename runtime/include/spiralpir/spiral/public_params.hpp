@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "spiralpir/rlwe/regev.hpp"
 #include "spiralpir/spiral/keys.hpp"
 #include "spiralpir/spiral/variant.hpp"
 
@@ -120,10 +121,7 @@ struct PublicKeys {
     };
     // b = a·s + e + m for secret s (NTT), message m (NTT, may be null)
     auto emit = [&](const Pn& a, const Pn& s, const Pn* m) {
-      Pn b = a * s;
-      b += to_ntt(gaussian_poly<R>(noise, g));
-      if (m) b += *m;
-      rlwe::put_poly_q<R>(w, from_ntt(std::move(b)), D::q_bits);
+      rlwe::put_poly_q<R>(w, from_ntt(rlwe::regev_body<R>(a, s, noise, g, m)), D::q_bits);
     };
     if constexpr (!K::V::stream) {
       // expansion keys: phase −τ_k(s_reg)·z^j
