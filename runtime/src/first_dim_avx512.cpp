@@ -232,12 +232,11 @@ TaskFn pick(const FirstDimTask& t) {
 /// the true quotient k: f/p ≤ k + 1 − 1/p, and the overestimate is < (f/p)·2^-52 < 1/p since
 /// f < 2^52. It may fall one short (f a multiple of p, or just above one) but not two, so the
 /// remainder f − q·p lies in [0, 2p): one correction r ↦ min(r, r − p) (wrapping u64).
-inline __m512i reduce_lanes(__m512i x, std::uint64_t prime, std::uint64_t fold_const) {
-  const __m512i p = _mm512_set1_epi64(static_cast<long long>(prime));
-  const __m512i c = _mm512_set1_epi64(static_cast<long long>(fold_const));
-  const __m512i f = _mm512_add_epi64(_mm512_and_si512(x, _mm512_set1_epi64(0xffffffffLL)),
+/// (p, c = 2^32 mod p, inv = 1/p and lo32 broadcast)
+inline __m512i reduce_lanes(__m512i x, __m512i p, __m512i c, __m512d inv, __m512i lo32) {
+  const __m512i f = _mm512_add_epi64(_mm512_and_si512(x, lo32),
                                      _mm512_maskz_mul_epu32(0xFF, _mm512_maskz_srli_epi64(0xFF, x, 32), c));
-  const __m512d est = _mm512_mul_pd(_mm512_cvtepu64_pd(f), _mm512_set1_pd(1.0 / static_cast<double>(prime)));
+  const __m512d est = _mm512_mul_pd(_mm512_cvtepu64_pd(f), inv);
   const __m512i q = _mm512_cvttpd_epu64(_mm512_maskz_roundscale_pd(0xFF, est, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC));
   const __m512i r = _mm512_sub_epi64(f, _mm512_maskz_mul_epu32(0xFF, q, p));
   return _mm512_maskz_min_epu64(0xFF, r, _mm512_sub_epi64(r, p));
@@ -252,15 +251,42 @@ void first_dim_task_avx512(const FirstDimTask& task, std::uint64_t* accs, const 
   fn(task, accs, q, blocks);
 }
 
+void first_dim_reduce_store_task_avx512(const FirstDimTask& t, std::uint64_t* accs, std::uint64_t* const* dst,
+                                        std::size_t count) {
+  __m512i p[2], c[2];
+  __m512d inv[2];
+  std::uint64_t barrett[2] = {0, 0};
+  for (std::size_t h = 0; h < t.w; ++h) {
+    p[h] = _mm512_set1_epi64(static_cast<long long>(t.prime[h]));
+    c[h] = _mm512_set1_epi64(static_cast<long long>(t.fold_const[h]));
+    inv[h] = _mm512_set1_pd(1.0 / static_cast<double>(t.prime[h]));
+    barrett[h] = kU64Max / t.prime[h];
+  }
+  const __m512i lo32 = _mm512_set1_epi64(0xffffffffLL);
+  for (std::size_t e = 0; e < count; ++e) {
+    const std::size_t h = t.w == 2 ? (e & 1) : 0;
+    std::uint64_t* const acc = accs + e * kLanes;
+    if (t.vector_reduce[h]) {
+      _mm512_stream_si512(reinterpret_cast<__m512i*>(dst[e]),
+                          reduce_lanes(_mm512_load_si512(acc), p[h], c[h], inv[h], lo32));
+    } else {
+      for (std::size_t l = 0; l < kLanes; ++l) acc[l] = reduce_exact(acc[l], t.prime[h], barrett[h]);
+      _mm512_stream_si512(reinterpret_cast<__m512i*>(dst[e]), _mm512_load_si512(acc));
+    }
+  }
+  _mm_sfence();
+}
+
 void first_dim_reduce_store_avx512(std::uint64_t* dst, const std::uint64_t* acc, std::uint64_t p,
                                    std::uint64_t fold_const) {
-  _mm512_stream_si512(reinterpret_cast<__m512i*>(dst), reduce_lanes(_mm512_load_si512(acc), p, fold_const));
+  _mm512_stream_si512(reinterpret_cast<__m512i*>(dst),
+                      reduce_lanes(_mm512_load_si512(acc), _mm512_set1_epi64(static_cast<long long>(p)),
+                                   _mm512_set1_epi64(static_cast<long long>(fold_const)),
+                                   _mm512_set1_pd(1.0 / static_cast<double>(p)), _mm512_set1_epi64(0xffffffffLL)));
 }
 
 void first_dim_stream_store_avx512(std::uint64_t* dst, const std::uint64_t* src) {
   _mm512_stream_si512(reinterpret_cast<__m512i*>(dst), _mm512_load_si512(src));
 }
-
-void first_dim_sfence() { _mm_sfence(); }
 
 }  // namespace spiralpir

@@ -14,9 +14,11 @@ namespace {
 void first_dim_task_avx512(const FirstDimTask&, std::uint64_t*, const std::uint32_t*, const std::uint32_t* const*) {
   missing();
 }
+void first_dim_reduce_store_task_avx512(const FirstDimTask&, std::uint64_t*, std::uint64_t* const*, std::size_t) {
+  missing();
+}
 void first_dim_reduce_store_avx512(std::uint64_t*, const std::uint64_t*, std::uint64_t, std::uint64_t) { missing(); }
 void first_dim_stream_store_avx512(std::uint64_t*, const std::uint64_t*) { missing(); }
-void first_dim_sfence() { missing(); }
 
 }  // namespace spiralpir
 #endif

@@ -168,7 +168,7 @@ struct FirstDim {
   }
   /// The final reduction of 8 accumulators (any u64) runs in vectors for a prime p > 2^21 whose
   /// one fold lands below 2^52, where a double holds it exactly (30-bit NTT primes: 2^32 mod p <
-  /// 2^21); reduce_lanes_avx512 explains the bounds.
+  /// 2^21); reduce_lanes in src/first_dim_avx512.cpp explains the bounds.
   static constexpr bool vector_reducible(std::size_t prime) {
     return fold_bound(prime) < (std::uint64_t{1} << 52) && R::primes[prime] > (std::uint64_t{1} << 21);
   }
@@ -205,6 +205,7 @@ struct FirstDim {
     for (std::size_t h = 0; h < t.w; ++h) {
       t.prime[h] = R::primes[DB::group_prime(g) + h];
       t.fold_const[h] = fold_const(DB::group_prime(g) + h);
+      t.vector_reduce[h] = vector_reducible(DB::group_prime(g) + h);
     }
     return t;
   }
@@ -239,19 +240,30 @@ struct FirstDim {
       if (acc_buf.size() < J * RK * kMaxW * kLanes) acc_buf = AlignedBuffer<std::uint64_t>(J * RK * kMaxW * kLanes);
       std::uint64_t* const accs = acc_buf.data();
       if (avx512) {
+        // the accumulators of (j, entry x, prime h) lie at accs + ((j·RK + x)·wd + h)·8: reduce and
+        // store them all in one call
         thread_local std::vector<const std::uint32_t*> blocks;
+        thread_local std::vector<std::uint64_t*> dst;
         blocks.resize(J / nb);
         for (std::size_t j0 = 0; j0 < J; j0 += nb) blocks[j0 / nb] = db.block_words(inst, g, zt, j0);
         first_dim_task_avx512(tasks[g], accs, qz, blocks.data());
-      } else {
-        for (std::size_t j0 = 0; j0 < J; j0 += nb) {
-          std::uint64_t* acc = accs + (j0 / nb) * per_block;
-          std::fill(acc, acc + per_block, std::uint64_t{0});
-          for (std::size_t i0 = 0; i0 < I; i0 += kChunk) {
-            const std::size_t i1 = std::min(I, i0 + kChunk);
-            kernel_portable(acc, qz, db.block_words(inst, g, zt, j0), wd, nb, i0, i1);
-            if (i1 < I) squeeze(acc, g, nb);
-          }
+        dst.resize(J * RK * wd);
+        for (std::size_t j = 0; j < J; ++j)
+          for (unsigned r = 0; r <= n; ++r)
+            for (unsigned c = 0; c < n; ++c)
+              for (std::size_t h = 0; h < wd; ++h)
+                dst[(j * RK + r * n + c) * wd + h] =
+                    out[inst * J + j].at(r, c).residue(DB::group_prime(g) + h) + zt * kLanes;
+        first_dim_reduce_store_task_avx512(tasks[g], accs, dst.data(), dst.size());
+        return;
+      }
+      for (std::size_t j0 = 0; j0 < J; j0 += nb) {
+        std::uint64_t* acc = accs + (j0 / nb) * per_block;
+        std::fill(acc, acc + per_block, std::uint64_t{0});
+        for (std::size_t i0 = 0; i0 < I; i0 += kChunk) {
+          const std::size_t i1 = std::min(I, i0 + kChunk);
+          kernel_portable(acc, qz, db.block_words(inst, g, zt, j0), wd, nb, i0, i1);
+          if (i1 < I) squeeze(acc, g, nb);
         }
       }
       for (std::size_t j0 = 0; j0 < J; j0 += nb) {
@@ -263,11 +275,10 @@ struct FirstDim {
               for (std::size_t h = 0; h < wd; ++h) {
                 const std::size_t prime = DB::group_prime(g) + h;
                 reduce_store(o.at(r, c).residue(prime) + zt * kLanes, acc + ((b * RK + r * n + c) * wd + h) * kLanes, prime,
-                             avx512);
+                             false);
               }
         }
       }
-      if (avx512) first_dim_sfence();  // order the streaming stores before the task counts as done
     });
     return out;
   }

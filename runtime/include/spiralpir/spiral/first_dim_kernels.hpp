@@ -11,10 +11,12 @@
 //   first_dim_task_avx512(task, accs, q, blocks)
 //       accs (J·(n+1)·n·w·8 words) = Σ_i q_i · D_i for every folding index, folded but not
 //       reduced; q the task's query slice, blocks[b] the database words of block b (J / nb of them)
+//   first_dim_reduce_store_task_avx512(task, accs, dst, count)   the task's epilogue: for every
+//       e < count, dst[e][0..8) = accs[8e..8e+8) mod the prime of e (e mod w), streaming stores
+//       (in vectors where task.vector_reduce says the prime allows it), then an sfence
 //   first_dim_reduce_store_avx512(dst, acc, p, fold_const)   dst[0..8) = acc[0..8) mod p for a
 //       prime whose one fold lands below 2^52 (vector_reducible), streaming stores
 //   first_dim_stream_store_avx512(dst, src)   8 words, streaming store
-//   first_dim_sfence()              orders a task's streaming stores before it counts as done
 #pragma once
 
 #include <cstddef>
@@ -28,13 +30,15 @@ struct FirstDimTask {
   bool fold = true;
   std::uint64_t prime[2] = {0, 0};
   std::uint64_t fold_const[2] = {0, 0};
+  bool vector_reduce[2] = {false, false};
 };
 
 void first_dim_task_avx512(const FirstDimTask& task, std::uint64_t* accs, const std::uint32_t* q,
                            const std::uint32_t* const* blocks);
+void first_dim_reduce_store_task_avx512(const FirstDimTask& task, std::uint64_t* accs, std::uint64_t* const* dst,
+                                        std::size_t count);
 void first_dim_reduce_store_avx512(std::uint64_t* dst, const std::uint64_t* acc, std::uint64_t p,
                                    std::uint64_t fold_const);
 void first_dim_stream_store_avx512(std::uint64_t* dst, const std::uint64_t* src);
-void first_dim_sfence();
 
 }  // namespace spiralpir
