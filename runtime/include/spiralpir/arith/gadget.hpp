@@ -122,16 +122,36 @@ void gadget_decompose_residues(const PolyCoeff<R>& x, unsigned bits, unsigned t,
     }
     gadget_decompose_words(ring, d, x.residue(0), x.residue(np - 1), bits, t, outs.data());
   } else {
+    // scalar path: each coefficient by Garner's CRT, its digits in int64 when q < 2^62 (every
+    // intermediate fits), else through gadget_digits in 128 bits
+    auto store = [&](unsigned k, std::size_t z, std::int64_t dg) {
+      for (std::size_t i = i0; i < i1; ++i) {
+        const std::int64_t p = static_cast<std::int64_t>(R::primes[i]);
+        std::int64_t m = dg;
+        if (m >= p || m <= -p) m %= p;  // only for very wide digits (base > p_i)
+        out(k, i)[z] = static_cast<std::uint64_t>(m + (m < 0 ? p : 0));
+      }
+    };
+    std::uint64_t r[np];
     std::vector<std::int64_t> dg(t);
     for (std::size_t z = 0; z < d; ++z) {
-      gadget_digits(centered_coeff(x, z), bits, t, dg.data());
-      for (unsigned k = 0; k < t; ++k) {
-        for (std::size_t i = i0; i < i1; ++i) {
-          const std::int64_t p = static_cast<std::int64_t>(R::primes[i]);
-          std::int64_t m = dg[k];
-          if (m >= p || m <= -p) m %= p;  // only for very wide digits (base > p_i)
-          out(k, i)[z] = static_cast<std::uint64_t>(m + (m < 0 ? p : 0));
+      for (std::size_t i = 0; i < np; ++i) r[i] = x(i, z);
+      const u128 xv = crt_compose<R>(r);
+      if constexpr (modulus<R>() < (u128{1} << 62)) {
+        constexpr std::int64_t q = static_cast<std::int64_t>(modulus<R>());
+        std::int64_t v = static_cast<std::int64_t>(xv);
+        v -= v > q / 2 ? q : 0;
+        const std::int64_t base = std::int64_t{1} << bits, half = base >> 1, mask = base - 1;
+        for (unsigned k = 0; k + 1 < t; ++k) {
+          std::int64_t digit = v & mask;
+          digit -= digit >= half ? base : 0;
+          v = (v - digit) >> bits;
+          store(k, z, digit);
         }
+        store(t - 1, z, v);
+      } else {
+        gadget_digits(centered_lift<R>(xv), bits, t, dg.data());
+        for (unsigned k = 0; k < t; ++k) store(k, z, dg[k]);
       }
     }
   }
