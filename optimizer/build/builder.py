@@ -201,13 +201,17 @@ def build(source_dir: Path, build_dir: Path | None = None, jobs: int | None = No
             "build without --avx512 (the runtime still picks the fastest kernels it can)"
         )
     prefix = build_runtime(build_dir, jobs, show_progress)
+    src = Path(os.environ.get("SPIRALPIR_RUNTIME_SOURCE") or REPO_ROOT)
+    testing_include = src / "runtime" / "testing" / "include"
     cmake, generator = _tools()
     jobs = jobs or os.cpu_count() or 1
     with _lock(inst.build_dir.parent / f".{inst.build_dir.name}.lock"):
         _run(
             [cmake, "-S", str(inst.source_dir), "-B", str(inst.build_dir), *generator,
              "-DCMAKE_BUILD_TYPE=Release", f"-DCMAKE_PREFIX_PATH={prefix}",
-             f"-DSPIRALPIR_INSTANCE_AVX512={'ON' if avx512 else 'OFF'}"],
+             f"-DSPIRALPIR_INSTANCE_AVX512={'ON' if avx512 else 'OFF'}",
+             # the benchmark drivers: test code, not installed with the runtime
+             f"-DSPIRALPIR_TESTING_INCLUDE_DIR={testing_include}"],
             f"configure {inst.name}", show_progress,
         )
         wanted = list(targets) if targets is not None else ["library", "bench", "ci_bench"]
