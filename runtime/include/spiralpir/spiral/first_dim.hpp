@@ -28,6 +28,7 @@
 // StreamPack's first dimension at 2^14 x 100 KB measured 5-6% slower, wall and CPU time alike
 // (min of 3 x 5 trials, old/new interleaved: 0.171 -> 0.181 s; spiral 2^20 x 256 B: +1-3%),
 // for a reason not yet found. Instantiated here, the kernel sees the parameters' constants.
+// (The kernels are also why this file runs past 450 lines.)
 #pragma once
 
 #include <algorithm>
