@@ -17,19 +17,31 @@
 // exactly to [0, p) once per output. kChunk is the largest count with fold_bound + kChunk·n·
 // (p−1)^2 < 2^64 for every prime (static_assert); for primes where folding buys nothing (2^32 mod
 // p large) the kernel instead reduces exactly every D::lazy_terms / n values of i.
-// Two kernels compute the same values: AVX-512F (spiral/first_dim_kernels.hpp, compiled in the
-// runtime library with its AVX-512 flags; used only when path_available(Path::avx512), i.e.
-// compiled in, supported by the CPU and not disabled by SPIRALPIR_DISABLE_AVX512=1) and a
-// portable one here (a template over the parameters, like the rest of the protocol).
+// Two kernels compute the same values: AVX-512F (function-level target attribute, used only when
+// path_available(Path::avx512), i.e. compiled in, supported by the CPU and not disabled by
+// SPIRALPIR_DISABLE_AVX512=1) and a portable one.
+//
+// Why the AVX-512 kernels stay in this header (behind target attributes) instead of a per-ISA
+// source file like the other kernel families: moved to src/first_dim_avx512.cpp (one
+// instantiation per task shape n, W, NB; I, J and the fold constants as runtime values; the
+// epilogue one call per task) the hot loop compiled to the same instruction stream, yet
+// StreamPack's first dimension at 2^14 x 100 KB measured 5-6% slower, wall and CPU time alike
+// (min of 3 x 5 trials, old/new interleaved: 0.171 -> 0.181 s; spiral 2^20 x 256 B: +1-3%),
+// for a reason not yet found. Instantiated here, the kernel sees the parameters' constants.
+// (The kernels are also why this file runs past 450 lines.)
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <vector>
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define SPIRALPIR_FIRSTDIM_X86 1
+#endif
+
 #include "spiralpir/core/cpu_features.hpp"
 #include "spiralpir/spiral/database.hpp"
-#include "spiralpir/spiral/first_dim_kernels.hpp"
 
 namespace spiralpir {
 
@@ -160,15 +172,176 @@ struct FirstDim {
     }
   }
 
-  /// query bytes of one pass of the AVX-512 task: L1 holds them beside the database stream
+#ifdef SPIRALPIR_FIRSTDIM_X86
+  /// Software prefetch of the database stream at two distances ahead of the current i: far into
+  /// L2 (more misses in flight than L1's fill buffers allow), then near into L1 from L2; hardware
+  /// prefetchers stop at 4 KiB page boundaries. StreamPack's first dimension at 2^14 × 100 KB
+  /// streamed 11.1 GB/s with one L1 prefetch 4 KiB ahead, 12.6–13.2 with these distances.
+  static constexpr std::size_t kPrefetchNearBytes = 2048;
+  static constexpr std::size_t kPrefetchFarBytes = 24576;
+  // the accumulator, query and database arrays below are indexed by these loops' counters: only
+  // fully unrolled loops keep them in registers (GCC otherwise spills them to the stack and
+  // reloads every accumulator on every i)
+#define SPIRALPIR_UNROLL _Pragma("GCC unroll 64")
+#endif
+  /// query bytes of one pass (task_avx512): L1 holds them beside the database stream
   static constexpr std::size_t kPassBytes = 8192;
   static constexpr std::size_t pass_len(std::size_t w) {
     const std::size_t fit = kPassBytes / (RK * w * kLanes * 4);
     return std::min(fit == 0 ? std::size_t{1} : fit, I);
   }
+#ifdef SPIRALPIR_FIRSTDIM_X86
+
+  /// `dist` bytes past `at` in the stream of this piece (ending at `piece_end`) continued at `next`
+  /// (null: the stream ends there, and so does the prefetch)
+  static const char* ahead(const std::uint32_t* at, std::size_t dist, const char* piece_end, const std::uint32_t* next) {
+    const char* a = reinterpret_cast<const char*>(at) + dist;
+    if (a < piece_end) return a;
+    return next == nullptr ? nullptr : reinterpret_cast<const char*>(next) + (a - piece_end);
+  }
+
+  // GCC 12's intrinsic headers trip -Wmaybe-uninitialized on _mm512_undefined (a known false
+  // positive); the masked-zero forms avoid it.
+  /// acc (one block of NB folding indices, group width W, in memory) += `count` values of i
+  /// starting at q / w: the accumulators are loaded into registers and stored back, and folded
+  /// (or, without folding, reduced exactly) before any i that would take them past kChunk values
+  /// since the last fold; `since` values were added before this call. Returns the count after
+  /// it (the same for every block of a pass). `next` (or null) is where the caller's stream
+  /// continues after this piece: the software prefetch runs on into it.
+  template <std::size_t W, std::size_t NB>
+  __attribute__((target("avx512f"))) static std::size_t kernel_avx512(std::uint64_t* acc, const std::uint32_t* q,
+                                                                       const std::uint32_t* w, std::size_t count,
+                                                                       const std::uint32_t* next, std::size_t since,
+                                                                       std::size_t g) {
+    static_assert(kLanes == 8, "one zmm register = 8 slots");
+    constexpr std::size_t step = NB * NN * W * kLanes;  // u32 words per i
+    constexpr std::size_t step_bytes = step * 4;
+    __m512i a[NB][RK][W];
+    SPIRALPIR_UNROLL
+    for (std::size_t b = 0; b < NB; ++b)
+      SPIRALPIR_UNROLL
+      for (std::size_t x = 0; x < RK; ++x)
+        SPIRALPIR_UNROLL
+        for (std::size_t h = 0; h < W; ++h) a[b][x][h] = _mm512_load_si512(acc + ((b * RK + x) * W + h) * kLanes);
+    __m512i cst[W];
+    SPIRALPIR_UNROLL
+    for (std::size_t h = 0; h < W; ++h) cst[h] = _mm512_set1_epi64(static_cast<long long>(fold_const(DB::group_prime(g) + h)));
+    const __m512i lo32 = _mm512_set1_epi64(0xffffffffLL);
+    const char* const piece_end = reinterpret_cast<const char*>(w + count * step);
+    // at most one piece ahead: the next piece (of the same length) is where the stream goes on
+    const std::size_t far_dist = std::min(kPrefetchFarBytes, count * step_bytes);
+    for (std::size_t i = 0; i < count; ++i, ++since) {
+      if (since == kChunk) {
+        since = 0;
+        if constexpr (kFold) {
+          SPIRALPIR_UNROLL
+          for (std::size_t b = 0; b < NB; ++b)
+            SPIRALPIR_UNROLL
+            for (std::size_t x = 0; x < RK; ++x)
+              SPIRALPIR_UNROLL
+              for (std::size_t h = 0; h < W; ++h)
+                a[b][x][h] = _mm512_add_epi64(_mm512_and_si512(a[b][x][h], lo32),
+                                              _mm512_maskz_mul_epu32(0xFF, _mm512_maskz_srli_epi64(0xFF, a[b][x][h], 32), cst[h]));
+        } else {  // rare primes (2^32 mod p large): exact reduction through memory
+          SPIRALPIR_UNROLL
+          for (std::size_t b = 0; b < NB; ++b)
+            SPIRALPIR_UNROLL
+            for (std::size_t x = 0; x < RK; ++x)
+              SPIRALPIR_UNROLL
+              for (std::size_t h = 0; h < W; ++h) _mm512_store_si512(acc + ((b * RK + x) * W + h) * kLanes, a[b][x][h]);
+          squeeze(acc, g, NB);
+          SPIRALPIR_UNROLL
+          for (std::size_t b = 0; b < NB; ++b)
+            SPIRALPIR_UNROLL
+            for (std::size_t x = 0; x < RK; ++x)
+              SPIRALPIR_UNROLL
+              for (std::size_t h = 0; h < W; ++h) a[b][x][h] = _mm512_load_si512(acc + ((b * RK + x) * W + h) * kLanes);
+        }
+      }
+      const std::uint32_t* qi = q + i * RK * W * kLanes;
+      const std::uint32_t* wi = w + i * step;
+      if (const char* far = ahead(wi, far_dist, piece_end, next))
+        SPIRALPIR_UNROLL
+        for (std::size_t x = 0; x < step_bytes; x += 64) _mm_prefetch(far + x, _MM_HINT_T1);
+      if (const char* near = ahead(wi, kPrefetchNearBytes, piece_end, next))
+        SPIRALPIR_UNROLL
+        for (std::size_t x = 0; x < step_bytes; x += 64) _mm_prefetch(near + x, _MM_HINT_T0);
+      __m512i qv[RK][W];
+      SPIRALPIR_UNROLL
+      for (std::size_t x = 0; x < RK; ++x) {  // the query words are laid out like the database's
+        if constexpr (W == 2) {
+          qv[x][0] = _mm512_load_si512(qi + x * W * kLanes);
+          qv[x][1] = _mm512_maskz_srli_epi64(0xFF, qv[x][0], 32);
+        } else {
+          qv[x][0] = _mm512_maskz_cvtepu32_epi64(0xFF, _mm256_load_si256(reinterpret_cast<const __m256i*>(qi + x * kLanes)));
+        }
+      }
+      SPIRALPIR_UNROLL
+      for (std::size_t b = 0; b < NB; ++b) {
+        __m512i v[NN][W];
+        SPIRALPIR_UNROLL
+        for (std::size_t kc = 0; kc < NN; ++kc) {
+          const std::uint32_t* src = wi + (b * NN + kc) * W * kLanes;
+          if constexpr (W == 2) {
+            v[kc][0] = _mm512_loadu_si512(src);  // a mapped file's words start 32 bytes into a page
+            v[kc][1] = _mm512_maskz_srli_epi64(0xFF, v[kc][0], 32);
+          } else {
+            v[kc][0] = _mm512_maskz_cvtepu32_epi64(0xFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)));
+          }
+        }
+        SPIRALPIR_UNROLL
+        for (unsigned r = 0; r <= n; ++r)
+          SPIRALPIR_UNROLL
+          for (unsigned k = 0; k < n; ++k)
+            SPIRALPIR_UNROLL
+            for (unsigned c = 0; c < n; ++c)
+              SPIRALPIR_UNROLL
+              for (std::size_t h = 0; h < W; ++h)
+                a[b][r * n + c][h] =
+                    _mm512_add_epi64(a[b][r * n + c][h], _mm512_maskz_mul_epu32(0xFF, qv[r * n + k][h], v[k * n + c][h]));
+      }
+    }
+    SPIRALPIR_UNROLL
+    for (std::size_t b = 0; b < NB; ++b)
+      SPIRALPIR_UNROLL
+      for (std::size_t x = 0; x < RK; ++x)
+        SPIRALPIR_UNROLL
+        for (std::size_t h = 0; h < W; ++h) _mm512_store_si512(acc + ((b * RK + x) * W + h) * kLanes, a[b][x][h]);
+    return since;
+  }
+
+  /// One task's passes (AVX-512): `pass_len` values of i at a time, every block of folding
+  /// indices in turn, so the pass's query vectors (≤ kPassBytes) stay in L1 while the blocks stream
+  /// their pieces; the accumulators of all J indices wait in `accs` (L1/L2) between passes. (One
+  /// block over the whole i range instead re-reads an L2-sized query slice from L2 for every
+  /// block, and those misses take the L1 fill buffers the database stream needs: StreamPack's
+  /// first dimension at 2^14 × 100 KB streamed 10.8 GB/s that way, 11.4 in passes.)
+  template <std::size_t W>
+  __attribute__((target("avx512f"))) static void task_avx512(std::uint64_t* accs, const std::uint32_t* q, const DB& db,
+                                                              std::size_t inst, std::size_t g, std::size_t zt) {
+    constexpr std::size_t nb = DB::jblock(W), step = nb * NN * W * kLanes, per_block = nb * RK * W * kLanes;
+    constexpr std::size_t pass = pass_len(W);
+    std::fill(accs, accs + J * RK * W * kLanes, std::uint64_t{0});
+    std::size_t since = 0;  // values of i added since the accumulators were last folded
+    for (std::size_t i0 = 0; i0 < I; i0 += pass) {
+      const std::size_t count = std::min(pass, I - i0);
+      std::size_t after = since;
+      for (std::size_t j0 = 0; j0 < J; j0 += nb) {
+        const std::uint32_t* next = j0 + nb < J ? db.block_words(inst, g, zt, j0 + nb) + i0 * step
+                                    : i0 + count < I ? db.block_words(inst, g, zt, 0) + (i0 + count) * step
+                                                     : nullptr;
+        after = kernel_avx512<W, nb>(accs + (j0 / nb) * per_block, q + i0 * RK * W * kLanes,
+                                     db.block_words(inst, g, zt, j0) + i0 * step, count, next, since, g);
+      }
+      since = after;
+    }
+  }
+#undef SPIRALPIR_UNROLL
+#endif
+
   /// The final reduction of 8 accumulators (any u64) runs in vectors for a prime p > 2^21 whose
   /// one fold lands below 2^52, where a double holds it exactly (30-bit NTT primes: 2^32 mod p <
-  /// 2^21); reduce_lanes in src/first_dim_avx512.cpp explains the bounds.
+  /// 2^21); reduce_lanes_avx512 explains the bounds.
   static constexpr bool vector_reducible(std::size_t prime) {
     return fold_bound(prime) < (std::uint64_t{1} << 52) && R::primes[prime] > (std::uint64_t{1} << 21);
   }
@@ -179,35 +352,49 @@ struct FirstDim {
   /// answer-sized output) would only cost time. (Scalar, this epilogue was 6% of vanilla's
   /// first dimension at 2^14 × 100 KB.)
   static void reduce_store(std::uint64_t* dst, std::uint64_t* acc, std::size_t prime, bool avx512) {
-    if (avx512 && vector_reducible(prime))
-      return first_dim_reduce_store_avx512(dst, acc, R::primes[prime], fold_const(prime));
+#ifdef SPIRALPIR_FIRSTDIM_X86
+    if (avx512 && vector_reducible(prime)) return reduce_stream_avx512(dst, acc, prime);
+#endif
     const std::uint64_t p = R::primes[prime], m = kU64Max / p;
     for (std::size_t l = 0; l < kLanes; ++l) acc[l] = reduce_exact(acc[l], p, m);
-    if (avx512) return first_dim_stream_store_avx512(dst, acc);
+#ifdef SPIRALPIR_FIRSTDIM_X86
+    if (avx512) return stream_store(dst, acc);
+#endif
     for (std::size_t l = 0; l < kLanes; ++l) dst[l] = acc[l];
   }
+#ifdef SPIRALPIR_FIRSTDIM_X86
+  __attribute__((target("avx512f"))) static void stream_store(std::uint64_t* dst, const std::uint64_t* src) {
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(dst), _mm512_load_si512(src));
+  }
+  /// 8 values x mod p for vector_reducible(prime): one fold f ≤ fold_bound < 2^52 (exact as a
+  /// double), then the quotient estimate ⌊f·(1/p)⌋ with two roundings (relative error < 2^-52).
+  /// The quotient is < 2^31, a vpmuludq operand (p > 2^21). The estimate never reaches k + 1 for
+  /// the true quotient k: f/p ≤ k + 1 − 1/p, and the overestimate is < (f/p)·2^-52 < 1/p since
+  /// f < 2^52. It may fall one short (f a multiple of p, or just above one) but not two, so the
+  /// remainder f − q·p lies in [0, 2p): one correction r ↦ min(r, r − p) (wrapping u64).
+  __attribute__((target("avx512f,avx512dq"))) static __m512i reduce_lanes_avx512(__m512i x, std::size_t prime) {
+    const __m512i p = _mm512_set1_epi64(static_cast<long long>(R::primes[prime]));
+    const __m512i c = _mm512_set1_epi64(static_cast<long long>(fold_const(prime)));
+    const __m512i f = _mm512_add_epi64(_mm512_and_si512(x, _mm512_set1_epi64(0xffffffffLL)),
+                                       _mm512_maskz_mul_epu32(0xFF, _mm512_maskz_srli_epi64(0xFF, x, 32), c));
+    const __m512d est = _mm512_mul_pd(_mm512_cvtepu64_pd(f), _mm512_set1_pd(1.0 / static_cast<double>(R::primes[prime])));
+    const __m512i q = _mm512_cvttpd_epu64(_mm512_maskz_roundscale_pd(0xFF, est, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC));
+    const __m512i r = _mm512_sub_epi64(f, _mm512_maskz_mul_epu32(0xFF, q, p));
+    return _mm512_maskz_min_epu64(0xFF, r, _mm512_sub_epi64(r, p));
+  }
+  __attribute__((target("avx512f,avx512dq"))) static void reduce_stream_avx512(std::uint64_t* dst, const std::uint64_t* acc,
+                                                                               std::size_t prime) {
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(dst), reduce_lanes_avx512(_mm512_load_si512(acc), prime));
+  }
+#endif
+
   static bool use_avx512() {
+#ifdef SPIRALPIR_FIRSTDIM_X86
     static const bool ok = path_available(Path::avx512);
     return ok;
-  }
-
-  /// the shape of task (g) for the AVX-512 kernel
-  static FirstDimTask avx512_task(std::size_t g) {
-    FirstDimTask t;
-    t.n = n;
-    t.w = DB::width(g);
-    t.nb = DB::jblock(t.w);
-    t.I = I;
-    t.J = J;
-    t.pass = pass_len(t.w);
-    t.chunk = kChunk;
-    t.fold = kFold;
-    for (std::size_t h = 0; h < t.w; ++h) {
-      t.prime[h] = R::primes[DB::group_prime(g) + h];
-      t.fold_const[h] = fold_const(DB::group_prime(g) + h);
-      t.vector_reduce[h] = vector_reducible(DB::group_prime(g) + h);
-    }
-    return t;
+#else
+    return false;
+#endif
   }
 
   /// out[inst·J + j] for every instance and j, from the query matrices (tiled first)
@@ -226,9 +413,10 @@ struct FirstDim {
     std::vector<MatN> out;  // every word is written by the tasks below: not zeroed first
     out.reserve(D::instances * J);
     for (std::size_t x = 0; x < D::instances * J; ++x) out.push_back(MatN::uninitialised(n + 1, n));
+#ifndef SPIRALPIR_FIRSTDIM_X86
+    avx512 = false;
+#endif
     const bool instance_major = db.implicit();
-    FirstDimTask tasks[NG];
-    for (std::size_t g = 0; g < NG; ++g) tasks[g] = avx512_task(g);
     parallel_for(threads, D::instances * NG * ZT, [&](std::size_t task) {
       const std::size_t inst = instance_major ? task / (NG * ZT) : task % D::instances;
       const std::size_t tile_index = instance_major ? task % (NG * ZT) : task / D::instances;
@@ -239,31 +427,24 @@ struct FirstDim {
       thread_local AlignedBuffer<std::uint64_t> acc_buf;     // every block's, J·RK·W·8 words
       if (acc_buf.size() < J * RK * kMaxW * kLanes) acc_buf = AlignedBuffer<std::uint64_t>(J * RK * kMaxW * kLanes);
       std::uint64_t* const accs = acc_buf.data();
+#ifdef SPIRALPIR_FIRSTDIM_X86
       if (avx512) {
-        // the accumulators of (j, entry x, prime h) lie at accs + ((j·RK + x)·wd + h)·8: reduce and
-        // store them all in one call
-        thread_local std::vector<const std::uint32_t*> blocks;
-        thread_local std::vector<std::uint64_t*> dst;
-        blocks.resize(J / nb);
-        for (std::size_t j0 = 0; j0 < J; j0 += nb) blocks[j0 / nb] = db.block_words(inst, g, zt, j0);
-        first_dim_task_avx512(tasks[g], accs, qz, blocks.data());
-        dst.resize(J * RK * wd);
-        for (std::size_t j = 0; j < J; ++j)
-          for (unsigned r = 0; r <= n; ++r)
-            for (unsigned c = 0; c < n; ++c)
-              for (std::size_t h = 0; h < wd; ++h)
-                dst[(j * RK + r * n + c) * wd + h] =
-                    out[inst * J + j].at(r, c).residue(DB::group_prime(g) + h) + zt * kLanes;
-        first_dim_reduce_store_task_avx512(tasks[g], accs, dst.data(), dst.size());
-        return;
-      }
-      for (std::size_t j0 = 0; j0 < J; j0 += nb) {
-        std::uint64_t* acc = accs + (j0 / nb) * per_block;
-        std::fill(acc, acc + per_block, std::uint64_t{0});
-        for (std::size_t i0 = 0; i0 < I; i0 += kChunk) {
-          const std::size_t i1 = std::min(I, i0 + kChunk);
-          kernel_portable(acc, qz, db.block_words(inst, g, zt, j0), wd, nb, i0, i1);
-          if (i1 < I) squeeze(acc, g, nb);
+        if (wd == 2) {
+          if constexpr (kMaxW == 2) task_avx512<2>(accs, qz, db, inst, g, zt);
+        } else if constexpr (NP % 2 == 1) {
+          task_avx512<1>(accs, qz, db, inst, g, zt);
+        }
+      } else
+#endif
+      {
+        for (std::size_t j0 = 0; j0 < J; j0 += nb) {
+          std::uint64_t* acc = accs + (j0 / nb) * per_block;
+          std::fill(acc, acc + per_block, std::uint64_t{0});
+          for (std::size_t i0 = 0; i0 < I; i0 += kChunk) {
+            const std::size_t i1 = std::min(I, i0 + kChunk);
+            kernel_portable(acc, qz, db.block_words(inst, g, zt, j0), wd, nb, i0, i1);
+            if (i1 < I) squeeze(acc, g, nb);
+          }
         }
       }
       for (std::size_t j0 = 0; j0 < J; j0 += nb) {
@@ -275,10 +456,13 @@ struct FirstDim {
               for (std::size_t h = 0; h < wd; ++h) {
                 const std::size_t prime = DB::group_prime(g) + h;
                 reduce_store(o.at(r, c).residue(prime) + zt * kLanes, acc + ((b * RK + r * n + c) * wd + h) * kLanes, prime,
-                             false);
+                             avx512);
               }
         }
       }
+#ifdef SPIRALPIR_FIRSTDIM_X86
+      if (avx512) _mm_sfence();  // order the streaming stores before the task counts as done
+#endif
     });
     return out;
   }
