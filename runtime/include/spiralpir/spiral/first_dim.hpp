@@ -22,7 +22,7 @@
 // SPIRALPIR_DISABLE_AVX512=1) and a portable one.
 //
 // Why the AVX-512 kernels stay in this header (behind target attributes) instead of a per-ISA
-// source file like the other kernel families: moved to src/first_dim_avx512.cpp (one
+// source file like the other kernel families: moved to a source file of their own (one
 // instantiation per task shape n, W, NB; I, J and the fold constants as runtime values; the
 // epilogue one call per task) the hot loop compiled to the same instruction stream, yet
 // StreamPack's first dimension at 2^14 x 100 KB measured 5-6% slower, wall and CPU time alike

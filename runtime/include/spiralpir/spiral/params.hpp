@@ -25,7 +25,7 @@
 
 namespace spiralpir {
 
-/// Members of the SPIRAL family (variants.hpp implements stream, pack and stream_pack).
+/// Members of the SPIRAL family (variant.hpp gives each its policy).
 enum class Variant : std::uint8_t { spiral = 0, stream = 1, pack = 2, stream_pack = 3 };
 
 constexpr const char* variant_name(Variant v) {
@@ -69,7 +69,7 @@ constexpr std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a +
 }  // namespace detail
 
 /// The parameter type an object is labelled with on the wire (params hash, record capacity):
-/// P itself, or P::wire_params for an internal computation type (variants.hpp: SpiralStream /
+/// P itself, or P::wire_params for an internal computation type (variant.hpp: SpiralStream /
 /// SpiralPack compute with a spiral-shaped or n = 1 inner type but write the outer params' hash).
 template <class P>
 struct WireOf {
