@@ -70,6 +70,14 @@ def runtime_source() -> Path:
     return src
 
 
+def testing_include_dir() -> Path:
+    """runtime/testing/include of the runtime sources: the bench drivers a generated build's
+    benchmark executables compile against (test code, not installed with the runtime)."""
+    src = runtime_source()
+    runtime = src / "runtime" if os.environ.get("SPIRALPIR_RUNTIME_SOURCE") else src
+    return runtime / "testing" / "include"
+
+
 def instance_name(source_dir: Path) -> str:
     """The build name of a generated directory (its folder name, checked against its files)."""
     source_dir = Path(source_dir)
@@ -201,13 +209,16 @@ def build(source_dir: Path, build_dir: Path | None = None, jobs: int | None = No
             "build without --avx512 (the runtime still picks the fastest kernels it can)"
         )
     prefix = build_runtime(build_dir, jobs, show_progress)
+    testing_include = testing_include_dir()
     cmake, generator = _tools()
     jobs = jobs or os.cpu_count() or 1
     with _lock(inst.build_dir.parent / f".{inst.build_dir.name}.lock"):
         _run(
             [cmake, "-S", str(inst.source_dir), "-B", str(inst.build_dir), *generator,
              "-DCMAKE_BUILD_TYPE=Release", f"-DCMAKE_PREFIX_PATH={prefix}",
-             f"-DSPIRALPIR_INSTANCE_AVX512={'ON' if avx512 else 'OFF'}"],
+             f"-DSPIRALPIR_INSTANCE_AVX512={'ON' if avx512 else 'OFF'}",
+             # the benchmark drivers: test code, not installed with the runtime
+             f"-DSPIRALPIR_TESTING_INCLUDE_DIR={testing_include}"],
             f"configure {inst.name}", show_progress,
         )
         wanted = list(targets) if targets is not None else ["library", "bench", "ci_bench"]

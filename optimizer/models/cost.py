@@ -25,8 +25,8 @@ Operations (units):
           2^30: the runtime's 128-bit path, an order of magnitude slower)
 
 Stage op counts (L = number of CRT primes, d = poly_len, ks(t) = one key switch, gadget t),
-following the runtime's loops (runtime/include/spiralpir/spiral/server.hpp ServerStages,
-first_dim.hpp, variants.hpp), stage names as its timings:
+following the runtime's loops (runtime/include/spiralpir/spiral/stages.hpp ServerStages,
+first_dim.hpp, prepared.hpp, server.hpp), stage names as its timings:
   ks(t)          ntt (t+2)L, mac 2tLd, decomp tLd, compose L²d, auto 2Ld (automorph_keyswitch)
   expansion      parsing the query's Q polynomials (vanilla Q = 1, stream Q = 2^nu_1 +
                  nu_2·t_gsw: ServerStages::parse_query / parse_stream_query): ntt QL, parse QLd;

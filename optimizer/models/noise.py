@@ -1,12 +1,13 @@
 """Noise model of the SPIRAL family: per-stage error variances and the response failure probability.
 
-Every term is derived from what the runtime computes (server.hpp, keys.hpp, variants.hpp,
-protocol_common.hpp); nothing is fitted. Heuristic as in the SPIRAL paper: error coefficients
-are independent and zero-mean unless a shared source is named below, and a sum of many products
-is Gaussian. Variances are per coefficient, averaged over the coefficients of a stage's cts.
-Checked against the runtime's noise hook (runtime/testing/include/spiralpir/testing/noise.hpp) in
-tests/models/test_measured.py and tests/models/test_variant_measured.py (every stage
-within a factor 2, on measurements that tests/models/measure_noise.py re-takes).
+Every term is derived from what the runtime computes (spiral/stages.hpp, public_params.hpp,
+variant.hpp, rlwe/regev.hpp); nothing is fitted. Heuristic as in the SPIRAL paper: error
+coefficients are independent and zero-mean unless a shared source is named below, and a sum of
+many products is Gaussian. Variances are per coefficient, averaged over the coefficients of a
+stage's cts. Checked against the runtime's noise hook
+(runtime/testing/include/spiralpir/testing/noise.hpp) in tests/models/test_measured.py and
+tests/models/test_variant_measured.py (every stage within a factor 2, on measurements that
+tests/models/measure_noise.py re-takes).
 
 Sources:
 * fresh error σ² = s²/2π (width s); secret variance Var(s) = σ² (gaussian), 2/3 (ternary),
@@ -32,7 +33,7 @@ Sources:
   with n = 1) have none on the first-dimension cts: the client encrypts them under the
   computation secret s_c, so they enter the first dimension with the fresh error σ² and no
   key-switch error (and no shared ScalToMat key error: the coherent term below is 0);
-  `direct_first` below (variants.hpp VariantOf::direct_first).
+  `direct_first` below (variant.hpp VariantOf::direct_first).
 * RegevToGSW: block 0 = −s·(digit ct error) + 2·t_conv key digits (a's and b's digits):
   v_top = d·Var(s)·v_right + 2·v_ks(t_conv); blocks 1..n are ScalToMat of the digit ct:
   mean per entry of the n × (n+1)·t_gsw error (v_top + v_right + n·v_ks(t_conv))/(n+1).
@@ -156,8 +157,7 @@ def _top_digit_moments(q: int, base_bits: int, t: int) -> tuple[float, float]:
 @cache
 def _digit_table(q: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per gadget length t (index), (Σ_j E[g_j²], Σ_j E[g_j]², Σ_j |E[g_j]|) of the runtime's
-    decomposition of a uniform value mod q (gadget.hpp / protocol_common.hpp
-    decompose_ntt_into)."""
+    decomposition of a uniform value mod q (arith/gadget.hpp gadget_decompose_ntt_into)."""
     q_bits = q.bit_length()
     s_sq = np.full(q_bits + 1, np.inf)
     s_mean = np.full(q_bits + 1, np.inf)

@@ -55,7 +55,7 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "server_answer": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p,
                                      ctypes.c_size_t, _c_u8_pp, _c_size_p,
                                      ctypes.POINTER(ctypes.c_double)]),
-    # streaming additions (variants.hpp)
+    # streaming additions (prepared.hpp, server.hpp)
     "variant": (ctypes.c_char_p, []),
     "server_prepare": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p,
                                       ctypes.c_size_t, _c_void_pp,
@@ -73,7 +73,7 @@ ANSWER_STAGES = ("first_dimension", "folding", "packing", "modswitch")
 
 
 def prepared_query_bytes(params: dict[str, Any]) -> int:
-    """Memory held by one prepared query in the runtime (variants.hpp ``PreparedQuery``):
+    """Memory held by one prepared query in the runtime (prepared.hpp ``PreparedQuery``):
     2^nu_1 first-dimension (n+1)×n matrices and nu_2 GSW (n+1)×(n+1)·t_gsw matrices of NTT
     polynomials, poly_len 64-bit words per modulus each; the packing variants compute with
     n = 1. Allocator overhead comes on top (measured RSS: 2-15% more)."""

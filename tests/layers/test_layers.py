@@ -100,6 +100,7 @@ CPP_SRC_LAYERS: Mapping[str, str] = {
     "ntt_*": "arith",
     "pointwise_*": "arith",
     "dot_*": "arith",
+    "first_dim_*": "spiral",
     "gadget_*": "arith",
 }
 

@@ -78,7 +78,7 @@ def test_scalar_noise_and_cost_by_variant() -> None:
 ])
 def test_direct_first_dimension(variant: str, n: int, direct: bool) -> None:
     """Stream variants with a 1×1 computation matrix upload the first-dimension cts under the
-    computation secret (variants.hpp VariantOf::direct_first): their first dimension's input is
+    computation secret (variant.hpp VariantOf::direct_first): their first dimension's input is
     the fresh error σ² (no ScalToMat key-switch error, no coherent key-error term) and the
     conversion stage converts only the GSW digits."""
     base = Parameters.from_literal({**PAPER_EXAMPLE, "n": n, "variant": variant, "records": 2**18})

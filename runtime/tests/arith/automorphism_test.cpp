@@ -1,7 +1,9 @@
-// Automorphisms: the NTT-domain permutation equals the coefficient-domain map.
+// Automorphisms: the NTT-domain permutation equals the coefficient-domain map. Monomials: the
+// negacyclic shift equals the NTT-domain product with −x^(d−m).
 #include <gtest/gtest.h>
 
 #include "spiralpir/arith/automorphism.hpp"
+#include "spiralpir/arith/monomial.hpp"
 #include "spiralpir/arith/uniform.hpp"
 #include "test_rings.hpp"
 
@@ -42,6 +44,24 @@ TYPED_TEST(AutomorphismTest, CoefficientMapMatchesDefinition) {
   EXPECT_EQ(automorph(from_ntt(to_ntt(a) * to_ntt(c)), 5), from_ntt(to_ntt(automorph(a, 5)) * to_ntt(automorph(c, 5))));
   EXPECT_EQ(automorph(automorph(a, 3), 5), automorph(a, 15));
   EXPECT_THROW(automorph(a, 2), std::invalid_argument);
+}
+
+TYPED_TEST(AutomorphismTest, MonomialShiftMatchesProduct) {
+  using R = TypeParam;
+  constexpr std::size_t d = R::poly_len;
+  Csprng rng(Seed{}, 13);
+  PolyCoeff<R> a = uniform_poly_coeff<R>(rng);
+  a(0, 0) = 0;  // a zero coefficient wraps to 0, not p
+  for (std::size_t m : {std::size_t{0}, std::size_t{1}, d / 2, d - 1}) {
+    PolyCoeff<R> mono;  // x^{-m} = −x^(d−m) (m > 0)
+    for (std::size_t i = 0; i < R::num_primes; ++i) {
+      if (m == 0)
+        mono(i, 0) = 1;
+      else
+        mono(i, d - m) = R::primes[i] - 1;
+    }
+    EXPECT_EQ(mul_monomial_inv(a, m), from_ntt(to_ntt(a) * to_ntt(mono))) << "m=" << m;
+  }
 }
 
 }  // namespace

@@ -59,11 +59,11 @@ struct Marks : StageObserver<P> {
   using R = typename P::ring;
   Mark m[kNumStages + 1];
   void on_expansion(const std::vector<RegevCt<R>>&, const std::vector<RegevCt<R>>&) override { m[1] = Mark::now(); }
-  void on_conversion(const std::vector<proto::MatN<R>>&, const std::vector<proto::MatN<R>>&) override {
+  void on_conversion(const std::vector<rlwe::MatN<R>>&, const std::vector<rlwe::MatN<R>>&) override {
     m[2] = Mark::now();
   }
-  void on_first_dimension(const std::vector<proto::MatN<R>>&) override { m[3] = m[4] = Mark::now(); }
-  void on_fold(unsigned, const std::vector<proto::MatN<R>>&) override { m[4] = Mark::now(); }
+  void on_first_dimension(const std::vector<rlwe::MatN<R>>&) override { m[3] = m[4] = Mark::now(); }
+  void on_fold(unsigned, const std::vector<rlwe::MatN<R>>&) override { m[4] = Mark::now(); }
 };
 
 template <SpiralParams P>

@@ -4,8 +4,7 @@
 
 #include <vector>
 
-#include "spiralpir/spiral/client.hpp"
-#include "spiralpir/spiral/server.hpp"
+#include "spiralpir/spiral/service.hpp"
 #include "test_params.hpp"
 
 using namespace spiralpir;
@@ -24,27 +23,30 @@ template <class P>
 void run_end_to_end(int queries) {
   Csprng rng;
   const auto recs = random_records<P>(rng, P::num_records);
-  Database<P> db;
-  db.build(Database<P>::records_source(recs.data(), P::num_records, P::record_size), P::num_records, 2);
+  Server<P> server(2);
+  server.database().build(Database<P>::records_source(recs.data(), P::num_records, P::record_size), P::num_records,
+                          2);
   Seed master;
   rng.fill(master.data(), master.size());
-  ClientCore<P> client(master);
+  const Client<P> client(master);
   const auto ppb = client.public_params();
   ASSERT_EQ(ppb.size(), Derived<P>::public_params_bytes);
-  const auto pp = ExpandedPublicParams<P>::parse(ppb.data(), ppb.size(), 2);
+  const auto pp = PublicParams<P>::load(ppb.data(), ppb.size(), 2);
   for (int t = 0; t < queries; ++t) {
     const std::uint64_t idx = rng.uniform_mod(P::num_records);
     const auto qb = client.query(idx, rng);
     ASSERT_EQ(qb.size(), Derived<P>::query_bytes);
-    const auto resp = ServerStages<P>::answer(qb.data(), qb.size(), pp, db, t % 2 ? 2 : 1);
+    server.set_threads(t % 2 ? 2 : 1);
+    const auto resp = server.answer(pp, qb.data(), qb.size());
     ASSERT_EQ(resp.size(), Derived<P>::response_bytes);
-    const auto item = client.decode(idx, resp.data(), resp.size());
+    const auto item = client.comp().decode(idx, resp.data(), resp.size());
     ASSERT_EQ(item.size(), P::db_item_size);
     std::vector<std::uint8_t> expect(P::db_item_size, 0);
     std::memcpy(expect.data(), recs.data() + idx * P::record_size, P::record_size);
     EXPECT_EQ(item, expect) << "index " << idx;
     if (t == 0) {
-      const auto resp2 = ServerStages<P>::answer(qb.data(), qb.size(), pp, db, 2);
+      server.set_threads(2);
+      const auto resp2 = server.answer(pp, qb.data(), qb.size());
       EXPECT_EQ(resp, resp2) << "answer differs between 1 and 2 threads";
     }
   }

@@ -38,11 +38,11 @@ TEST(Formats, CanonicalStringAndHash) {
 
 TEST(Formats, Sha256KnownAnswers) {
   const std::string abc = "abc";
-  const auto h = detail::sha256({reinterpret_cast<const std::uint8_t*>(abc.data()), abc.size()});
+  const auto h = sha256({reinterpret_cast<const std::uint8_t*>(abc.data()), abc.size()});
   EXPECT_EQ(h[0], 0xba);
   EXPECT_EQ(h[31], 0xad);
   const std::string longer(1000, 'a');  // crosses block boundaries
-  const auto h2 = detail::sha256({reinterpret_cast<const std::uint8_t*>(longer.data()), longer.size()});
+  const auto h2 = sha256({reinterpret_cast<const std::uint8_t*>(longer.data()), longer.size()});
   // sha256('a'*1000) = 41edece4...
   EXPECT_EQ(h2[0], 0x41);
   EXPECT_EQ(h2[1], 0xed);
@@ -75,7 +75,7 @@ void check_real_sizes() {
   using D = Derived<P>;
   Seed s{};
   s[0] = 7;
-  ClientCore<P> c(s);
+  Client<P> c(s);
   Csprng rng;
   const auto pp = c.public_params();
   const auto q = c.query(0, rng);

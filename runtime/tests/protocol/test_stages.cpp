@@ -4,10 +4,10 @@
 // the response is identical at 1, 2 and 3 threads; the C ABI works end to end.
 #include <gtest/gtest.h>
 
-#include "spiralpir/testing/bench_driver.hpp"
 #include "spiralpir/spiral/capi.hpp"
-#include "spiralpir/testing/noise.hpp"
 #include "spiralpir/spiral/service.hpp"
+#include "spiralpir/testing/bench_driver.hpp"
+#include "spiralpir/testing/noise.hpp"
 #include "test_params.hpp"
 
 using namespace spiralpir;
@@ -22,7 +22,7 @@ template <class P>
 struct PlaintextChecker : NoiseMeter<P> {
   using R = typename P::ring;
   using D = Derived<P>;
-  using MatN = proto::MatN<R>;
+  using MatN = rlwe::MatN<R>;
   const ClientCore<P>& client;
   std::uint64_t item;
   std::vector<std::uint8_t> records;
@@ -30,7 +30,7 @@ struct PlaintextChecker : NoiseMeter<P> {
   PlaintextChecker(const ClientCore<P>& c, std::uint64_t it, std::vector<std::uint8_t> recs)
       : NoiseMeter<P>(c, it), client(c), item(it), records(std::move(recs)) {}
 
-  std::vector<proto::Pc<R>> plaintext(std::uint64_t inst, std::uint64_t pt) {
+  std::vector<rlwe::Pc<R>> plaintext(std::uint64_t inst, std::uint64_t pt) {
     std::vector<std::uint8_t> bytes(Database<P>::pt_bytes);
     Database<P>::records_source(records.data(), P::num_records, P::record_size)(inst, pt, bytes.data());
     return Database<P>::plaintext_polys(bytes.data());
@@ -39,7 +39,7 @@ struct PlaintextChecker : NoiseMeter<P> {
     const auto pts = plaintext(inst, pt);
     for (unsigned row = 0; row < P::n; ++row)
       for (unsigned col = 0; col < P::n; ++col) {
-        proto::Pn<R> x = m.at(row + 1, col);
+        rlwe::Pn<R> x = m.at(row + 1, col);
         x -= m.at(0, col) * client.secret().s_ntt[row];
         const auto ph = from_ntt(std::move(x));
         for (std::size_t z = 0; z < D::d; ++z) {
@@ -84,7 +84,7 @@ void stage_by_stage() {
   const auto pp = PublicParams<P>::load(ppb.data(), ppb.size());
   const std::uint64_t idx = rng.uniform_mod(P::num_records);
   const auto q = client.query(idx);
-  PlaintextChecker<P> chk(client.core(), idx, recs);
+  PlaintextChecker<P> chk(client.comp(), idx, recs);
   const auto resp = server.answer(pp, q.data(), q.size(), nullptr, &chk);
   chk.on_response(resp.data(), resp.size());
   EXPECT_EQ(chk.checked, static_cast<int>(D::instances * (2 * D::dim_rest - 1)));

@@ -9,7 +9,6 @@
 #include <thread>
 #include <vector>
 
-#include "spiralpir/spiral/server.hpp"
 #include "spiralpir/spiral/service.hpp"
 #include "test_params.hpp"
 
@@ -70,8 +69,8 @@ TEST(Pool, ConcurrentCallersTakeTurns) {
 }
 
 template <class R>
-proto::Pc<R> random_poly(Csprng& g) {
-  proto::Pc<R> x;
+rlwe::Pc<R> random_poly(Csprng& g) {
+  rlwe::Pc<R> x;
   for (std::size_t i = 0; i < R::num_primes; ++i)
     for (std::size_t z = 0; z < R::poly_len; ++z) x(i, z) = g.uniform_mod(R::primes[i]);
   // a consistent CRT value per coefficient: rebuild residues from one u128 < q
@@ -88,13 +87,13 @@ template <class R>
 void residue_decomposition_matches(unsigned bits, unsigned t) {
   Csprng g;
   const auto x = random_poly<R>(g);
-  const auto whole = proto::decompose_ntt<R>(x, bits, t);
+  const auto whole = gadget_decompose_ntt<R>(x, bits, t);
   for (std::size_t i = 0; i < R::num_primes; ++i) {
     std::vector<AlignedBuffer<std::uint64_t>> bufs;
     std::vector<std::uint64_t*> outs;
     for (unsigned k = 0; k < t; ++k) bufs.emplace_back(R::poly_len);
     for (auto& b : bufs) outs.push_back(b.data());
-    proto::decompose_residue_ntt<R>(x, bits, t, i, outs.data());
+    gadget_decompose_residue_ntt<R>(x, bits, t, i, outs.data());
     for (unsigned k = 0; k < t; ++k)
       for (std::size_t z = 0; z < R::poly_len; ++z)
         ASSERT_EQ(outs[k][z], whole[k](i, z)) << "prime " << i << " digit " << k << " slot " << z;
@@ -114,12 +113,12 @@ TEST(Residues, DotOfOneResidueEqualsDotMulti) {
   using R = spiral_ring;
   Csprng g;
   for (std::size_t K : {std::size_t{3}, std::size_t{56}, max_lazy_terms<R>() + 5}) {
-    std::vector<proto::Pn<R>> dig(K), key(2 * K);
+    std::vector<rlwe::Pn<R>> dig(K), key(2 * K);
     for (auto& d : dig) d = to_ntt(random_poly<R>(g));
     for (auto& k : key) k = to_ntt(random_poly<R>(g));
-    proto::Pn<R> o0, o1;
-    proto::dot_multi<R, 2>({&o0, &o1}, K, [&](std::size_t k) -> const proto::Pn<R>& { return dig[k]; },
-                           [&](std::size_t m, std::size_t k) -> const proto::Pn<R>& { return key[m * K + k]; });
+    rlwe::Pn<R> o0, o1;
+    dot_multi<R, 2>({&o0, &o1}, K, [&](std::size_t k) -> const rlwe::Pn<R>& { return dig[k]; },
+                           [&](std::size_t m, std::size_t k) -> const rlwe::Pn<R>& { return key[m * K + k]; });
     // reference: plain modular sums of products
     for (std::size_t i = 0; i < R::num_primes; ++i) {
       const std::uint64_t p = R::primes[i];
@@ -141,19 +140,19 @@ template <class P>
 void stages_identical_at_any_thread_count() {
   using S = ServerStages<P>;
   using R = typename P::ring;
-  using MatN = proto::MatN<R>;
+  using MatN = rlwe::MatN<R>;
   Csprng rng;
   std::vector<std::uint8_t> recs(P::num_records * P::record_size);
   rng.fill(recs.data(), recs.size());
   Database<P> db;
   db.build(Database<P>::records_source(recs.data(), P::num_records, P::record_size), P::num_records, 2);
-  ClientCore<P> client([&] {
+  const Client<P> client([&] {
     Seed s;
     rng.fill(s.data(), s.size());
     return s;
   }());
   const auto ppb = client.public_params();
-  const auto pp1 = ExpandedPublicParams<P>::parse(ppb.data(), ppb.size(), 1);
+  const auto pp1 = PublicKeys<P>::parse(ppb.data(), ppb.size(), 1).comp;
   const auto qb = client.query(rng.uniform_mod(P::num_records), rng);
   const auto q = S::parse_query(qb.data(), qb.size());
   struct Out {
@@ -162,7 +161,7 @@ void stages_identical_at_any_thread_count() {
     std::vector<std::uint8_t> resp;
   };
   auto run = [&](unsigned threads) {
-    const auto pp = ExpandedPublicParams<P>::parse(ppb.data(), ppb.size(), threads);
+    const auto pp = PublicKeys<P>::parse(ppb.data(), ppb.size(), threads).comp;
     for (std::size_t c = 0; c < KeyLayout<P>::num_columns; ++c) {
       EXPECT_TRUE(pp.a[c] == pp1.a[c]) << "public params column " << c << " at " << threads << " threads";
       EXPECT_TRUE(pp.b[c] == pp1.b[c]) << "public params column " << c << " at " << threads << " threads";
@@ -191,7 +190,7 @@ void stages_identical_at_any_thread_count() {
     EXPECT_TRUE(o.cts == ref.cts) << "first dimension + folding, " << threads << " threads";
     EXPECT_EQ(o.resp, ref.resp) << "response, " << threads << " threads";
   }
-  const auto item = client.decode(0, ref.resp.data(), ref.resp.size());  // decodes (some record)
+  const auto item = client.comp().decode(0, ref.resp.data(), ref.resp.size());  // decodes (some record)
   EXPECT_EQ(item.size(), P::db_item_size);
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark (a command, not a test): every SPIRAL variant beside vanilla in one run (issue 8).
+"""Benchmark (a command, not a test): every SPIRAL variant beside vanilla in one run.
 
     python3 runtime/tests/variants/bench_variants.py [--shapes 2e20x256b,2e14x100kb]
         [--threads 1,2] [--trials 3] [--max-db-gib 2] [--jobs J] [--json] [--table FILE]
@@ -26,7 +26,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
 VARIANTS = ("spiral", "stream", "pack", "streampack")
-SINGLE_CORE_READ_GBPS = 17.0  # issue 8: this machine's measured single-core read bandwidth
+SINGLE_CORE_READ_GBPS = 17.0  # this machine's measured single-core read bandwidth
 
 
 def _builder():  # the repo's own optimizer package (spiralpir.optimizer)

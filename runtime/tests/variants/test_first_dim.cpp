@@ -46,7 +46,7 @@ struct Case {
   using R = typename P::ring;
   using FD = FirstDim<P>;
   using DB = Database<P>;
-  using MatN = proto::MatN<R>;
+  using MatN = rlwe::MatN<R>;
   static constexpr std::size_t I = FD::I, J = FD::J, n = P::n, inst = Derived<P>::instances;
 
   Seed seed{};
@@ -81,7 +81,7 @@ struct Case {
         for (std::size_t i = 0; i < I; ++i) {
           src(in % pinst, i * J + j % pj, bytes.data());
           const auto polys = DB::plaintext_polys(bytes.data());
-          std::vector<proto::Pn<R>> nt;
+          std::vector<rlwe::Pn<R>> nt;
           for (const auto& p : polys) nt.push_back(to_ntt(p));
           for (unsigned r = 0; r <= n; ++r)
             for (unsigned c = 0; c < n; ++c)

@@ -1,4 +1,4 @@
-// Variant formats (issue 8): sizes equal FORMATS.md §7 (pinned reference values, and the sizes
+// Variant formats: sizes equal FORMATS.md §7 (pinned reference values, and the sizes
 // of serialized objects), malformed and foreign input rejected with a clear error as for vanilla,
 // preprocessed databases saved and mapped, and the C ABI including the streaming additions.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// SpiralStream / SpiralPack / SpiralStreamPack end to end (issue 8): random databases, random
+// SpiralStream / SpiralPack / SpiralStreamPack end to end: random databases, random
 // indices, real encryption and decryption through the service API; the same response at 1 and 2
 // threads; the streaming API (one prepared query answering a sequence of databases); per-stage
 // noise measured with the test-only hook stays far below the decryption bound.
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "spiralpir/spiral/service.hpp"
+#include "spiralpir/testing/noise.hpp"
 #include "variant_params.hpp"
 
 using namespace spiralpir;
@@ -83,14 +84,14 @@ void run_streaming(int blocks) {
   Server<P> server(2);
   std::vector<std::uint8_t> recs = random_records<P>(rng, P::num_records);
   server.load_records(recs.data(), P::num_records, P::record_size);
-  const PreparedQuery<P> pq = prepare_query(server, pp, qb.data(), qb.size());
+  const PreparedQuery<P> pq = server.prepare(pp, qb.data(), qb.size());
   for (int b = 0; b < blocks; ++b) {
     if (b > 0) {
       recs = random_records<P>(rng, P::num_records);
       server.load_records(recs.data(), P::num_records, P::record_size);
     }
     double st[4] = {-1, -1, -1, -1};
-    const auto resp = answer_prepared(server, pq, st);
+    const auto resp = server.answer_prepared(pq, st);
     for (double s : st) EXPECT_GE(s, 0.0);
     std::vector<std::uint8_t> out(P::record_size);
     client.decode(idx, resp.data(), resp.size(), out.data(), out.size());
@@ -119,11 +120,11 @@ void run_noise() {
   const auto pp = PublicParams<P>::load(ppb.data(), ppb.size(), 2);
   const std::uint64_t idx = rng.uniform_mod(P::num_records);
   const auto qb = client.query(idx);
-  NoiseMeter<C> meter(client.core().comp(), VariantClientCore<P>::comp_item(idx));
+  NoiseMeter<C> meter(client.comp(), V::comp_item(idx));
   const auto pq = server.prepare(pp, qb.data(), qb.size(), &meter);
-  std::vector<proto::MatN<typename P::ring>> packed;
+  std::vector<rlwe::MatN<typename P::ring>> packed;
   const auto resp = server.answer_prepared(pq, server.database(), nullptr, &meter, &packed);
-  NoiseMeter<P> outer(client.core().outer(), idx);
+  NoiseMeter<P> outer(client.outer(), idx);
   outer.on_first_dimension(packed);  // the final (packed) cts, rounded against the nearest message
   outer.on_response(resp.data(), resp.size());
   const double bound = std::log2(static_cast<double>(D::delta) / 2);

@@ -1,4 +1,4 @@
-// Test-only variant parameter sets (issue 8): SPIRAL's published rings/gadgets (insecure, see
+// Test-only variant parameter sets: SPIRAL's published rings/gadgets (insecure, see
 // ../protocol/test_params.hpp) with the variant switched, at CI-sized nu.
 #pragma once
 

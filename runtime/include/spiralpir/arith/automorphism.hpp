@@ -3,6 +3,8 @@
 // API (namespace spiralpir):
 //   automorph(const PolyCoeff<R>& a, k) -> PolyCoeff<R>: coefficient j moves to j·k mod 2d,
 //                                          negated when that index lands in [d, 2d) (x^d = −1).
+//   automorph_residue(src, dst, k, d, p)   the same for one residue (values < p; k odd, unchecked;
+//                                          dst must not alias src)
 //   automorph(const PolyNtt<R>& a, k)   -> PolyNtt<R>: a permutation of slots. Slot j holds
 //                                          a(ψ^e_j), e_j = 2·bitrev(j)+1, so the result's slot j
 //                                          is the input's slot holding ψ^(k·e_j mod 2d).
@@ -34,25 +36,26 @@ inline void check_odd(std::uint64_t k) {
 }
 }  // namespace detail
 
+// One residue: coefficient j goes to e = j·k mod 2d (the exponent advances by k, no division).
+inline void automorph_residue(const std::uint64_t* src, std::uint64_t* dst, std::uint64_t k, std::size_t d,
+                              std::uint64_t p) {
+  const std::size_t mask = 2 * d - 1;
+  std::size_t e = 0;
+  for (std::size_t j = 0; j < d; ++j, e = (e + k) & mask) {
+    const std::uint64_t v = src[j];
+    if (e < d)
+      dst[e] = v;
+    else
+      dst[e - d] = v == 0 ? 0 : p - v;
+  }
+}
+
 template <class R>
 PolyCoeff<R> automorph(const PolyCoeff<R>& a, std::uint64_t k) {
   detail::check_odd(k);
-  constexpr std::size_t d = R::poly_len;
-  const std::uint64_t kk = k % (2 * d);
   PolyCoeff<R> out;
-  for (std::size_t i = 0; i < R::num_primes; ++i) {
-    const std::uint64_t p = R::primes[i];
-    const std::uint64_t* src = a.residue(i);
-    std::uint64_t* dst = out.residue(i);
-    for (std::size_t j = 0; j < d; ++j) {
-      const std::size_t e = static_cast<std::size_t>((j * kk) % (2 * d));
-      const std::uint64_t v = src[j];
-      if (e < d)
-        dst[e] = v;
-      else
-        dst[e - d] = v == 0 ? 0 : p - v;
-    }
-  }
+  for (std::size_t i = 0; i < R::num_primes; ++i)
+    automorph_residue(a.residue(i), out.residue(i), k, R::poly_len, R::primes[i]);
   return out;
 }
 

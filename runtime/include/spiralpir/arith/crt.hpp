@@ -1,7 +1,8 @@
 // crt.hpp — moving between residues mod p_i and integers mod q = Π p_i (q < 2^128).
 //
 // API (namespace spiralpir, R a RingSpec):
-//   crt_compose<R>(const uint64_t* residues)      -> u128 in [0, q)      (residues[i] ∈ [0, p_i))
+//   crt_compose<R>(const uint64_t* residues)      -> u128 in [0, q)      (residues[i] ∈ [0, p_i);
+//                                                   Garner's algorithm, no 128-bit division)
 //   crt_compose<R>(std::array<uint64_t,k>)        same
 //   crt_decompose<R>(u128 x)                      -> std::array<uint64_t,k>, x mod p_i (any x)
 //   centered_lift<R>(u128 x)                      -> i128 in (−q/2, q/2]  (x ∈ [0, q))
@@ -20,23 +21,44 @@
 
 namespace spiralpir {
 
-// (a + b) mod q for a, b ∈ [0, q), q ≤ 2^128 (the sum may wrap past 2^128).
-inline u128 add_mod128(u128 a, u128 b, u128 q) {
-  u128 s = a + b;
-  return (s < a || s >= q) ? s - q : s;
-}
+namespace detail {
+// Garner's constants of a ring: inv[i][j] = p_j^{-1} mod p_i (j < i), with Shoup companions.
+template <class R>
+struct Garner {
+  static constexpr std::size_t np = R::num_primes;
+  std::uint64_t inv[np][np]{};
+  std::uint64_t inv_shoup[np][np]{};
+  constexpr Garner() {
+    for (std::size_t i = 0; i < np; ++i)
+      for (std::size_t j = 0; j < i; ++j) {
+        inv[i][j] = inv_mod(R::primes[j] % R::primes[i], R::primes[i]);
+        inv_shoup[i][j] = shoup_precompute(inv[i][j], R::primes[i]);
+      }
+  }
+};
+template <class R>
+inline constexpr Garner<R> garner{};
+}  // namespace detail
 
+// Garner's mixed-radix reconstruction: x = v_0 + p_0·(v_1 + p_1·(v_2 + …)) with each v_i found
+// mod p_i by Shoup multiplications, so no 128-bit division.
 template <class R>
 u128 crt_compose(const std::uint64_t* residues) {
-  const auto& t = tables<R>();
-  const u128 q = modulus<R>();
-  u128 x = 0;
-  for (std::size_t i = 0; i < R::num_primes; ++i) {
-    // x_i·(q/p_i)·((q/p_i)^{-1} mod p_i): the first factor is reduced mod p_i so the product
-    // stays below q.
-    const std::uint64_t c = mul_shoup(residues[i], t.crt_inv[i], t.crt_inv_shoup[i], R::primes[i]);
-    x = add_mod128(x, static_cast<u128>(c) * t.crt_hat[i] % q, q);
+  constexpr std::size_t np = R::num_primes;
+  constexpr const detail::Garner<R>& g = detail::garner<R>;
+  std::uint64_t v[np];
+  for (std::size_t i = 0; i < np; ++i) {
+    const std::uint64_t p = R::primes[i];
+    std::uint64_t t = residues[i];
+    for (std::size_t j = 0; j < i; ++j) {
+      const std::uint64_t vj = v[j] >= p ? v[j] % p : v[j];
+      t = t >= vj ? t - vj : t + p - vj;
+      t = mul_shoup(t, g.inv[i][j], g.inv_shoup[i][j], p);
+    }
+    v[i] = t;
   }
+  u128 x = v[np - 1];
+  for (std::size_t i = np - 1; i-- > 0;) x = x * R::primes[i] + v[i];
   return x;
 }
 

@@ -1,7 +1,7 @@
 // modarith.hpp — scalar modular arithmetic for word-sized moduli (p < 2^62).
 //
 // API (all constexpr, namespace spiralpir):
-//   u128 / i128                 128-bit integer aliases
+//   u128 / i128                 128-bit integer aliases (core/int128.hpp)
 //   mul_mod(a,b,p), pow_mod(a,e,p), inv_mod(a,p), add_mod/sub_mod (inputs in [0,p))
 //   is_prime(n)                 deterministic Miller–Rabin for n < 2^64
 //   shoup_precompute(w,p)       floor(w·2^64/p), the Shoup companion of a constant w < p
@@ -9,16 +9,19 @@
 //   mul_shoup(x,w,w',p)         same, reduced to [0, p)
 //   Barrett64(p).reduce(x)      x mod p for a 64-bit x
 //   barrett_reduce128(x, p)     x mod p for a 128-bit x (exact, division-free after setup)
-//   bit_length(x)
+//   bit_length(x), ceil_log2(x)   bits of x; the smallest k with 2^k >= x (x >= 1)
+//   largest_ntt_prime_below(bits, poly_len)  the largest prime < 2^bits that is 1 mod 2·poly_len
+//                                            (0 if none): SPIRAL's q2
+//   add_mod128(a,b,q), pow2_mod128(e,q), inv_mod128(a,m)   the same for moduli up to 2^128
+//                                (inv_mod128: a invertible mod m, m < 2^126; extended Euclid)
 #pragma once
 
 #include <cstdint>
 #include <initializer_list>
 
-namespace spiralpir {
+#include "spiralpir/core/int128.hpp"
 
-using u128 = unsigned __int128;
-using i128 = __int128;
+namespace spiralpir {
 
 constexpr unsigned bit_length(u128 x) {
   unsigned n = 0;
@@ -27,6 +30,12 @@ constexpr unsigned bit_length(u128 x) {
     x >>= 1;
   }
   return n;
+}
+
+constexpr unsigned ceil_log2(std::uint64_t x) {
+  unsigned k = 0;
+  while ((std::uint64_t{1} << k) < x) ++k;
+  return k;
 }
 
 constexpr std::uint64_t mul_mod(std::uint64_t a, std::uint64_t b, std::uint64_t p) {
@@ -79,6 +88,44 @@ constexpr bool is_prime(std::uint64_t n) {
     if (composite) return false;
   }
   return true;
+}
+
+constexpr std::uint64_t largest_ntt_prime_below(unsigned bits, std::uint64_t poly_len) {
+  const std::uint64_t step = 2 * poly_len;
+  const std::uint64_t top = std::uint64_t{1} << bits;
+  if (top <= step + 1) return 0;
+  for (std::uint64_t c = ((top - 2) / step) * step + 1; c > step; c -= step)  // c ≡ 1 mod step
+    if (is_prime(c)) return c;
+  return 0;
+}
+
+// (a + b) mod q for a, b ∈ [0, q), q ≤ 2^128 (the sum may wrap past 2^128).
+constexpr u128 add_mod128(u128 a, u128 b, u128 q) {
+  u128 s = a + b;
+  return (s < a || s >= q) ? s - q : s;
+}
+
+// 2^e mod q by doubling (e is small: a gadget exponent).
+constexpr u128 pow2_mod128(unsigned e, u128 q) {
+  u128 x = 1 % q;
+  for (unsigned i = 0; i < e; ++i) x = add_mod128(x, x, q);
+  return x;
+}
+
+constexpr u128 inv_mod128(u128 a, u128 m) {
+  i128 t = 0, newt = 1;
+  i128 r = static_cast<i128>(m), newr = static_cast<i128>(a % m);
+  while (newr != 0) {
+    const i128 qt = r / newr;
+    i128 tmp = t - qt * newt;
+    t = newt;
+    newt = tmp;
+    tmp = r - qt * newr;
+    r = newr;
+    newr = tmp;
+  }
+  if (t < 0) t += static_cast<i128>(m);
+  return static_cast<u128>(t);
 }
 
 constexpr std::uint64_t shoup_precompute(std::uint64_t w, std::uint64_t p) {

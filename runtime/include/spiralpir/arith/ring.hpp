@@ -4,7 +4,7 @@
 //   RingSpec<PolyLen, Primes...>   poly_len, log2_poly_len, num_primes, primes (std::array)
 //   modulus<R>()                   q = Π p_i as u128 (the product is checked to fit 128 bits)
 //   log2_modulus<R>()              log2(q) as double
-//   max_prime<R>()                 largest p_i
+//   max_prime<R>(), min_prime<R>() largest / smallest p_i
 //   max_lazy_terms<R>()            how many products a·b (a, b ∈ [0, p_i)) may be added to an
 //                                  accumulator already in [0, p_i) inside one uint64 before it
 //                                  must be reduced: ⌊(2^64 − p) / (p − 1)^2⌋ minimised over p_i.
@@ -63,7 +63,7 @@ struct RingSpec {
 template <class R>
 constexpr u128 modulus() {
   u128 q = 1;
-  for (auto p : R::primes) q *= p;
+  for (auto p : R::primes) q *= p;  // any type with static primes[] (also a params' ring)
   return q;
 }
 
@@ -78,6 +78,13 @@ template <class R>
 constexpr std::uint64_t max_prime() {
   std::uint64_t m = 0;
   for (auto p : R::primes) m = p > m ? p : m;
+  return m;
+}
+
+template <class R>
+constexpr std::uint64_t min_prime() {
+  std::uint64_t m = ~std::uint64_t{0};
+  for (auto p : R::primes) m = p < m ? p : m;
   return m;
 }
 

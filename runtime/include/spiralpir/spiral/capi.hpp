@@ -1,5 +1,5 @@
 // spiralpir/spiral/capi.hpp — SPIRALPIR_DEFINE_C_API(prefix, ParamsType) emits the C ABI of one
-// compiled parameter set (CONTRACT.md "High-level C++ API + C ABI"). Every int-returning function
+// compiled parameter set over the C++ API of service.hpp. Every int-returning function
 // returns 0 on success, else nonzero with a thread-local message from PREFIX_last_error().
 // Buffers returned through uint8_t** are malloc'd; release them with PREFIX_free.
 //
@@ -26,8 +26,13 @@
 //   int  PREFIX_server_answer(void* server, void* pp, const uint8_t* query, size_t query_len,
 //                             uint8_t** resp, size_t* resp_len, double* stage_seconds_or_null);
 //        stage_seconds_or_null: room for 5 doubles, in the order of PREFIX_stage_names().
-//   Streaming additions (issue 8, variants.hpp): PREFIX_variant, PREFIX_server_prepare,
-//   PREFIX_server_answer_prepared, PREFIX_prepared_free.
+//   const char* PREFIX_variant(void);   "spiral" | "stream" | "pack" | "stream_pack"
+//   Streaming (one prepared query answers any number of databases):
+//   int  PREFIX_server_prepare(void* server, void* pp, const uint8_t* query, size_t query_len,
+//                              void** prepared, double* seconds2_or_null);   expansion, conversion
+//   int  PREFIX_server_answer_prepared(void* server, void* prepared, uint8_t** resp, size_t* resp_len,
+//                                      double* seconds4_or_null);  first_dimension, folding, packing, modswitch
+//   void PREFIX_prepared_free(void* prepared);
 #pragma once
 
 #include <cstdint>
@@ -211,5 +216,33 @@ T& deref(void* h, const char* what) {
       ::spiralpir::capi::give(s.answer(p, query, query_len, stage_seconds_or_null), resp, resp_len);        \
     });                                                                                                     \
   }                                                                                                         \
+  __attribute__((visibility("default"))) const char* SPIRALPIR_CAPI_CAT(PREFIX, _variant)(void) {          \
+    return ::spiralpir::variant_name(PARAMS::variant);                                                      \
   }                                                                                                         \
-  SPIRALPIR_DEFINE_C_API_STREAMING(PREFIX, PARAMS)
+  __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _server_prepare)(                  \
+      void* server, void* pp, const uint8_t* query, size_t query_len, void** prepared, double* seconds2) {  \
+    return ::spiralpir::capi::guarded([&] {                                                                 \
+      ::spiralpir::capi::check_out(prepared, "server_prepare");                                             \
+      auto& s = ::spiralpir::capi::deref<::spiralpir::Server<PARAMS>>(server, "server_prepare");           \
+      auto& p = ::spiralpir::capi::deref<::spiralpir::PublicParams<PARAMS>>(pp, "server_prepare");         \
+      auto* q = new ::spiralpir::PreparedQuery<PARAMS>(s.prepare(p, query, query_len));                     \
+      if (seconds2) {                                                                                       \
+        seconds2[0] = q->seconds[0];                                                                        \
+        seconds2[1] = q->seconds[1];                                                                        \
+      }                                                                                                     \
+      *prepared = q;                                                                                        \
+    });                                                                                                     \
+  }                                                                                                         \
+  __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _server_answer_prepared)(          \
+      void* server, void* prepared, uint8_t** resp, size_t* resp_len, double* seconds4) {                   \
+    return ::spiralpir::capi::guarded([&] {                                                                 \
+      auto& s = ::spiralpir::capi::deref<::spiralpir::Server<PARAMS>>(server, "server_answer_prepared");   \
+      auto& q = ::spiralpir::capi::deref<::spiralpir::PreparedQuery<PARAMS>>(prepared,                      \
+                                                                            "server_answer_prepared");      \
+      ::spiralpir::capi::give(s.answer_prepared(q, seconds4), resp, resp_len);                              \
+    });                                                                                                     \
+  }                                                                                                         \
+  __attribute__((visibility("default"))) void SPIRALPIR_CAPI_CAT(PREFIX, _prepared_free)(void* prepared) { \
+    delete static_cast<::spiralpir::PreparedQuery<PARAMS>*>(prepared);                                      \
+  }                                                                                                         \
+  }

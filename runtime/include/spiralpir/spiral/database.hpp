@@ -37,7 +37,13 @@
 #include <string>
 #include <vector>
 
-#include "spiralpir/spiral/protocol_common.hpp"
+#include "spiralpir/arith/poly.hpp"
+#include "spiralpir/core/aligned.hpp"
+#include "spiralpir/core/bits.hpp"
+#include "spiralpir/core/parallel.hpp"
+#include "spiralpir/rlwe/types.hpp"
+#include "spiralpir/spiral/format.hpp"
+#include "spiralpir/spiral/params.hpp"
 
 namespace spiralpir {
 
@@ -164,7 +170,7 @@ class Database {
       src(inst, std::uint64_t{i} * J + j, bytes.data());
       const auto polys = plaintext_polys(bytes.data());
       for (std::size_t kc = 0; kc < NN; ++kc) {
-        const proto::Pn<R> nt = to_ntt(polys[kc]);
+        const rlwe::Pn<R> nt = to_ntt(polys[kc]);
         for (std::size_t g = 0; g < NG; ++g)
           for (std::size_t h = 0; h < width(g); ++h) {
             const std::uint64_t* r = nt.residue(group_prime(g) + h);
@@ -189,9 +195,9 @@ class Database {
   /// (Δ·(v − p) ≡ Δ·v + (q mod p) mod q, a difference below p), but with mean ≈ 0, so the
   /// ciphertext errors the first dimension multiplies by the database do not add up coherently
   /// (errors shared by many query cts — e.g. the gadget digits' −1/2 mean times a shared key
-  /// error — would otherwise grow with (Σ_i D_i)², issue 8) and E[D²] drops from p²/3 to p²/12.
-  static std::vector<proto::Pc<R>> plaintext_polys(const std::uint8_t* bytes) {
-    std::vector<proto::Pc<R>> out(NN);
+  /// error — would otherwise grow with (Σ_i D_i)², as measured on StreamPack) and E[D²] drops from p²/3 to p²/12.
+  static std::vector<rlwe::Pc<R>> plaintext_polys(const std::uint8_t* bytes) {
+    std::vector<rlwe::Pc<R>> out(NN);
     BitReader rd(bytes, pt_bytes);
     for (std::size_t kc = 0; kc < NN; ++kc) {
       for (std::size_t z = 0; z < D::d; ++z) {

@@ -20,6 +20,15 @@
 // Two kernels compute the same values: AVX-512F (function-level target attribute, used only when
 // path_available(Path::avx512), i.e. compiled in, supported by the CPU and not disabled by
 // SPIRALPIR_DISABLE_AVX512=1) and a portable one.
+//
+// Why the AVX-512 kernels stay in this header (behind target attributes) instead of a per-ISA
+// source file like the other kernel families: moved to a source file of their own (one
+// instantiation per task shape n, W, NB; I, J and the fold constants as runtime values; the
+// epilogue one call per task) the hot loop compiled to the same instruction stream, yet
+// StreamPack's first dimension at 2^14 x 100 KB measured 5-6% slower, wall and CPU time alike
+// (min of 3 x 5 trials, old/new interleaved: 0.171 -> 0.181 s; spiral 2^20 x 256 B: +1-3%),
+// for a reason not yet found. Instantiated here, the kernel sees the parameters' constants.
+// (The kernels are also why this file runs past 450 lines.)
 #pragma once
 
 #include <algorithm>
@@ -40,7 +49,7 @@ template <SpiralParams P>
 struct FirstDim {
   using R = typename P::ring;
   using D = Derived<P>;
-  using MatN = proto::MatN<R>;
+  using MatN = rlwe::MatN<R>;
   using DB = Database<P>;
   static constexpr unsigned n = P::n;
   static constexpr std::size_t RK = std::size_t{n + 1} * n;  // query entries (r, k)

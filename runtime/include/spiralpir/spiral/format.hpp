@@ -1,6 +1,6 @@
 // spiralpir/spiral/format.hpp — wire formats: the params canonical string and hash, the fixed 32-byte
-// object header, bounded header validation, and LSB-first bit packing. runtime/FORMATS.md is
-// the normative description; everything here implements it.
+// object header and its bounded validation (bit packing: core/bits.hpp; SHA-256: core/sha256.hpp).
+// runtime/FORMATS.md is the normative description; everything here implements it.
 #pragma once
 
 #include <algorithm>
@@ -14,95 +14,12 @@
 #include <type_traits>
 #include <vector>
 
+#include "spiralpir/core/bits.hpp"
 #include "spiralpir/core/error.hpp"
+#include "spiralpir/core/sha256.hpp"
 #include "spiralpir/spiral/params.hpp"
 
 namespace spiralpir {
-
-// ------------------------------------------------------------------------------------------
-// SHA-256 (FIPS 180-4), used only to fingerprint parameters.
-namespace detail {
-class Sha256 {
- public:
-  Sha256() { reset(); }
-  void reset() {
-    h_ = {0x6a09e667u, 0xbb67ae85u, 0x3c6ef372u, 0xa54ff53au, 0x510e527fu, 0x9b05688cu, 0x1f83d9abu, 0x5be0cd19u};
-    len_ = 0;
-    fill_ = 0;
-  }
-  void update(const std::uint8_t* data, std::size_t len) {
-    len_ += len;
-    while (len > 0) {
-      const std::size_t take = std::min<std::size_t>(64 - fill_, len);
-      std::memcpy(buf_.data() + fill_, data, take);
-      fill_ += take;
-      data += take;
-      len -= take;
-      if (fill_ == 64) {
-        block(buf_.data());
-        fill_ = 0;
-      }
-    }
-  }
-  std::array<std::uint8_t, 32> digest() {
-    const std::uint64_t bits = len_ * 8;
-    const std::uint8_t one = 0x80, zero = 0;
-    update(&one, 1);
-    while (fill_ != 56) update(&zero, 1);
-    std::uint8_t lenb[8];
-    for (int i = 0; i < 8; ++i) lenb[i] = static_cast<std::uint8_t>(bits >> (56 - 8 * i));
-    update(lenb, 8);
-    std::array<std::uint8_t, 32> out{};
-    for (int i = 0; i < 8; ++i)
-      for (int j = 0; j < 4; ++j) out[4 * i + j] = static_cast<std::uint8_t>(h_[i] >> (24 - 8 * j));
-    return out;
-  }
-
- private:
-  static std::uint32_t rotr(std::uint32_t x, int r) { return (x >> r) | (x << (32 - r)); }
-  void block(const std::uint8_t* b) {
-    static constexpr std::uint32_t k[64] = {
-        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-        0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-        0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-        0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-        0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-        0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-        0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-        0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
-    std::uint32_t w[64];
-    for (int i = 0; i < 16; ++i)
-      w[i] = (std::uint32_t{b[4 * i]} << 24) | (std::uint32_t{b[4 * i + 1]} << 16) |
-             (std::uint32_t{b[4 * i + 2]} << 8) | std::uint32_t{b[4 * i + 3]};
-    for (int i = 16; i < 64; ++i) {
-      const std::uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
-      const std::uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
-      w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-    }
-    std::uint32_t a = h_[0], bb = h_[1], c = h_[2], dd = h_[3], e = h_[4], f = h_[5], g = h_[6], h = h_[7];
-    for (int i = 0; i < 64; ++i) {
-      const std::uint32_t S1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25);
-      const std::uint32_t ch = (e & f) ^ (~e & g);
-      const std::uint32_t t1 = h + S1 + ch + k[i] + w[i];
-      const std::uint32_t S0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22);
-      const std::uint32_t mj = (a & bb) ^ (a & c) ^ (bb & c);
-      const std::uint32_t t2 = S0 + mj;
-      h = g; g = f; f = e; e = dd + t1; dd = c; c = bb; bb = a; a = t1 + t2;
-    }
-    h_[0] += a; h_[1] += bb; h_[2] += c; h_[3] += dd; h_[4] += e; h_[5] += f; h_[6] += g; h_[7] += h;
-  }
-  std::array<std::uint32_t, 8> h_{};
-  std::array<std::uint8_t, 64> buf_{};
-  std::uint64_t len_ = 0;
-  std::size_t fill_ = 0;
-};
-
-inline std::array<std::uint8_t, 32> sha256(std::span<const std::uint8_t> data) {
-  Sha256 h;
-  h.update(data.data(), data.size());
-  return h.digest();
-}
-}  // namespace detail
 
 // ------------------------------------------------------------------------------------------
 // Params canonical string and hash (FORMATS.md §1).
@@ -148,7 +65,7 @@ const std::array<std::uint8_t, 8>& params_hash() {
   if constexpr (!std::is_same_v<typename WireOf<P>::type, P>) return params_hash<typename WireOf<P>::type>();
   static const std::array<std::uint8_t, 8> h = [] {
     const std::string s = params_canonical_string<P>();
-    const auto full = detail::sha256({reinterpret_cast<const std::uint8_t*>(s.data()), s.size()});
+    const auto full = sha256({reinterpret_cast<const std::uint8_t*>(s.data()), s.size()});
     std::array<std::uint8_t, 8> out{};
     std::memcpy(out.data(), full.data(), 8);
     return out;
@@ -257,76 +174,5 @@ Header check_header(const std::uint8_t* buf, std::size_t total_len, ObjectKind k
                       " payload bytes, buffer has " + std::to_string(total_len - kHeaderBytes) + ")");
   return h;
 }
-
-// ------------------------------------------------------------------------------------------
-// LSB-first bit packing: value bit k of the i-th w-bit field is stream bit i*w + k, and stream
-// bit j is bit (j mod 8) of byte floor(j / 8).
-
-class BitWriter {
- public:
-  explicit BitWriter(std::uint8_t* dst) : dst_(dst) {}
-  void put(std::uint64_t v, unsigned w) {
-    while (w > 0) {
-      const unsigned off = static_cast<unsigned>(pos_ & 7);
-      const unsigned take = std::min(8u - off, w);
-      const std::uint8_t bits = static_cast<std::uint8_t>((v & ((1u << take) - 1)) << off);
-      if (off == 0) dst_[pos_ >> 3] = bits; else dst_[pos_ >> 3] |= bits;
-      v >>= take;
-      w -= take;
-      pos_ += take;
-    }
-  }
-  void put_u128(u128 v, unsigned w) {
-    if (w > 64) {
-      put(static_cast<std::uint64_t>(v), 64);
-      put(static_cast<std::uint64_t>(v >> 64), w - 64);
-    } else {
-      put(static_cast<std::uint64_t>(v), w);
-    }
-  }
-  std::uint64_t bits_written() const { return pos_; }
-
- private:
-  std::uint8_t* dst_;
-  std::uint64_t pos_ = 0;
-};
-
-/// Reads w-bit fields; the caller guarantees (by the exact length check) that the buffer holds
-/// every field read; `get` checks it anyway and throws instead of reading out of bounds.
-class BitReader {
- public:
-  BitReader(const std::uint8_t* src, std::size_t len) : src_(src), len_bits_(std::uint64_t{len} * 8) {}
-  std::uint64_t get(unsigned w) {
-    if (pos_ + w > len_bits_) throw FormatError("bit stream truncated");
-    std::uint64_t v = 0;
-    unsigned got = 0;
-    while (got < w) {
-      const unsigned off = static_cast<unsigned>(pos_ & 7);
-      const unsigned take = std::min(8u - off, w - got);
-      v |= static_cast<std::uint64_t>((src_[pos_ >> 3] >> off) & ((1u << take) - 1)) << got;
-      got += take;
-      pos_ += take;
-    }
-    return v;
-  }
-  u128 get_u128(unsigned w) {
-    if (w > 64) {
-      const u128 lo = get(64);
-      return lo | (static_cast<u128>(get(w - 64)) << 64);
-    }
-    return get(w);
-  }
-  /// remaining bits in the last byte must be zero (canonical encoding)
-  void check_padding_zero(const char* what) {
-    while (pos_ < len_bits_) {
-      if (get(1) != 0) throw FormatError(std::string(what) + ": nonzero padding bits");
-    }
-  }
-
- private:
-  const std::uint8_t* src_;
-  std::uint64_t len_bits_;
-  std::uint64_t pos_ = 0;
-};
 
 }  // namespace spiralpir

@@ -1,7 +1,7 @@
 // spiralpir/spiral/params.hpp — the protocol parameter concept and every derived constant.
 //
-// A parameter type is a plain struct of static constexpr members (generated code writes it,
-// see /work/coord/CONTRACT.md "Protocol params type"):
+// A parameter type is a plain struct of static constexpr members (generated code writes it from
+// templates/params.hpp.j2):
 //   using ring = <a type with static constexpr poly_len, num_primes, primes[]>;
 //   variant, noise_width, secret_dist, secret_plus, secret_minus, n, nu_1, nu_2, p, q2_bits,
 //   t_gsw, t_conv, t_exp_left, t_exp_right, instances, db_item_size, num_records, record_size.
@@ -19,15 +19,14 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "spiralpir/arith/modarith.hpp"
+#include "spiralpir/arith/ring.hpp"
+#include "spiralpir/rlwe/secret.hpp"
+
 namespace spiralpir {
 
-using u128 = unsigned __int128;
-using i128 = __int128;
-
-/// Members of the SPIRAL family (variants.hpp implements stream, pack and stream_pack).
+/// Members of the SPIRAL family (variant.hpp gives each its policy).
 enum class Variant : std::uint8_t { spiral = 0, stream = 1, pack = 2, stream_pack = 3 };
-/// Distribution of the secret key polynomials.
-enum class SecretDist : std::uint8_t { gaussian = 0, ternary = 1, sparse_ternary = 2 };
 
 constexpr const char* variant_name(Variant v) {
   switch (v) {
@@ -35,14 +34,6 @@ constexpr const char* variant_name(Variant v) {
     case Variant::stream: return "stream";
     case Variant::pack: return "pack";
     case Variant::stream_pack: return "stream_pack";
-  }
-  return "?";
-}
-constexpr const char* secret_dist_name(SecretDist s) {
-  switch (s) {
-    case SecretDist::gaussian: return "gaussian";
-    case SecretDist::ternary: return "ternary";
-    case SecretDist::sparse_ternary: return "sparse_ternary";
   }
   return "?";
 }
@@ -74,81 +65,11 @@ concept SpiralParams = requires {
 };
 
 namespace detail {
-
-constexpr unsigned bitlen(u128 x) {
-  unsigned b = 0;
-  while (x) { ++b; x >>= 1; }
-  return b;
-}
-constexpr unsigned ceil_log2(std::uint64_t x) {  // smallest k with 2^k >= x (x >= 1)
-  unsigned k = 0;
-  while ((std::uint64_t{1} << k) < x) ++k;
-  return k;
-}
-constexpr std::uint64_t mulmod64(std::uint64_t a, std::uint64_t b, std::uint64_t m) {
-  return static_cast<std::uint64_t>(static_cast<u128>(a) * b % m);
-}
-constexpr std::uint64_t powmod64(std::uint64_t a, std::uint64_t e, std::uint64_t m) {
-  std::uint64_t r = 1 % m;
-  a %= m;
-  while (e) {
-    if (e & 1) r = mulmod64(r, a, m);
-    a = mulmod64(a, a, m);
-    e >>= 1;
-  }
-  return r;
-}
-/// Deterministic Miller-Rabin, exact for all 64-bit inputs.
-constexpr bool is_prime64(std::uint64_t n) {
-  if (n < 2) return false;
-  for (std::uint64_t sp : {2ULL, 3ULL, 5ULL, 7ULL, 11ULL, 13ULL, 17ULL, 19ULL, 23ULL, 29ULL, 31ULL, 37ULL}) {
-    if (n % sp == 0) return n == sp;
-  }
-  std::uint64_t d = n - 1;
-  unsigned s = 0;
-  while ((d & 1) == 0) { d >>= 1; ++s; }
-  for (std::uint64_t a : {2ULL, 3ULL, 5ULL, 7ULL, 11ULL, 13ULL, 17ULL, 19ULL, 23ULL, 29ULL, 31ULL, 37ULL}) {
-    std::uint64_t x = powmod64(a, d, n);
-    if (x == 1 || x == n - 1) continue;
-    bool comp = true;
-    for (unsigned r = 1; r < s; ++r) {
-      x = mulmod64(x, x, n);
-      if (x == n - 1) { comp = false; break; }
-    }
-    if (comp) return false;
-  }
-  return true;
-}
-/// q2 = the largest prime < 2^bits with q2 ≡ 1 (mod 2·poly_len); 0 if none.
-constexpr std::uint64_t find_q2(unsigned bits, std::size_t poly_len) {
-  const std::uint64_t step = 2 * poly_len;
-  const std::uint64_t top = std::uint64_t{1} << bits;
-  if (top <= step + 1) return 0;
-  std::uint64_t c = ((top - 2) / step) * step + 1;  // largest value ≡ 1 mod step below 2^bits
-  for (; c > step; c -= step) {
-    if (is_prime64(c)) return c;
-  }
-  return 0;
-}
-/// Modular inverse of an odd number modulo a u128 modulus (extended Euclid on i128 is enough
-/// for moduli < 2^126).
-constexpr u128 inv_mod_u128(u128 a, u128 m) {
-  i128 t = 0, newt = 1;
-  i128 r = static_cast<i128>(m), newr = static_cast<i128>(a % m);
-  while (newr != 0) {
-    i128 qt = r / newr;
-    i128 tmp = t - qt * newt; t = newt; newt = tmp;
-    tmp = r - qt * newr; r = newr; newr = tmp;
-  }
-  if (t < 0) t += static_cast<i128>(m);
-  return static_cast<u128>(t);
-}
 constexpr std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
-
 }  // namespace detail
 
 /// The parameter type an object is labelled with on the wire (params hash, record capacity):
-/// P itself, or P::wire_params for an internal computation type (variants.hpp: SpiralStream /
+/// P itself, or P::wire_params for an internal computation type (variant.hpp: SpiralStream /
 /// SpiralPack compute with a spiral-shaped or n = 1 inner type but write the outer params' hash).
 template <class P>
 struct WireOf {
@@ -170,14 +91,9 @@ struct Derived {
   static constexpr unsigned nu_1 = P::nu_1;
   static constexpr unsigned nu_2 = P::nu_2;
 
-  static constexpr u128 compute_q() {
-    u128 q = 1;
-    for (std::size_t i = 0; i < num_primes; ++i) q *= ring::primes[i];
-    return q;
-  }
-  static constexpr u128 q = compute_q();
+  static constexpr u128 q = modulus<ring>();
   /// q_bits = bitlen(q) = ceil(log2 q) (q is odd, never a power of two).
-  static constexpr unsigned q_bits = detail::bitlen(q);
+  static constexpr unsigned q_bits = bit_length(q);
   /// Gadget base bits for length t: ceil(q_bits / t) (= ceil(log2(q)/t)).
   static constexpr unsigned base_bits(unsigned t) { return (q_bits + t - 1) / t; }
   static constexpr unsigned bits_gsw = base_bits(P::t_gsw);
@@ -186,10 +102,10 @@ struct Derived {
   static constexpr unsigned bits_exp_right = base_bits(P::t_exp_right);
 
   static constexpr std::uint64_t p = P::p;
-  static constexpr unsigned log2_p = detail::ceil_log2(P::p);
+  static constexpr unsigned log2_p = ceil_log2(P::p);
   static constexpr std::uint64_t q1 = 4 * P::p;
   static constexpr unsigned q1_bits = log2_p + 2;
-  static constexpr std::uint64_t q2 = detail::find_q2(P::q2_bits, d);
+  static constexpr std::uint64_t q2 = largest_ntt_prime_below(P::q2_bits, d);
   /// Δ = floor(q / p)
   static constexpr u128 delta = q / P::p;
 
@@ -206,16 +122,16 @@ struct Derived {
   // ---- query expansion schedule -----------------------------------------------------------
   static constexpr std::uint64_t num_gsw_digits = std::uint64_t{nu_2} * P::t_gsw;
   /// rounds done on the odd (GSW) branch, round 0 included
-  static constexpr unsigned rounds_right = 1 + (num_gsw_digits > 1 ? detail::ceil_log2(num_gsw_digits) : 0);
+  static constexpr unsigned rounds_right = 1 + (num_gsw_digits > 1 ? ceil_log2(num_gsw_digits) : 0);
   /// total expansion rounds
   static constexpr unsigned rounds = (nu_1 + 1 > rounds_right) ? nu_1 + 1 : rounds_right;
-  static constexpr unsigned log2_d = detail::ceil_log2(d);
+  static constexpr unsigned log2_d = ceil_log2(d);
 
   // ---- sizes (bytes), see FORMATS.md -------------------------------------------------------
   static constexpr std::uint64_t header_bytes = 32;
   static constexpr std::uint64_t seed_bytes = 32;
   static constexpr std::uint64_t poly_q_bytes = detail::ceil_div(std::uint64_t{d} * q_bits, 8);
-  // variants (issue 8, FORMATS.md §3): stream = no expansion keys, the query holds the 2^nu_1
+  // variants (FORMATS.md §3): stream = no expansion keys, the query holds the 2^nu_1
   // first-dimension and nu_2·t_gsw digit cts; pack = computation with n_comp = 1 plus n packing
   // key-switching matrices (n·n·t_conv polys).
   static constexpr bool is_stream = P::variant == Variant::stream || P::variant == Variant::stream_pack;
@@ -240,21 +156,15 @@ struct Derived {
   static constexpr std::uint64_t client_state_bytes = header_bytes + seed_bytes;
 
   // ---- lazy reduction bound of the first-dimension kernel ---------------------------------
-  static constexpr std::uint64_t max_prime() {
-    std::uint64_t m = 0;
-    for (std::size_t i = 0; i < num_primes; ++i) m = ring::primes[i] > m ? ring::primes[i] : m;
-    return m;
-  }
   /// number of products (each < (p_i - 1)^2) that can be added to a value < p_i without
   /// overflowing a uint64 accumulator
-  static constexpr std::uint64_t lazy_terms =
-      (~std::uint64_t{0} - (max_prime() - 1)) / ((max_prime() - 1) * (max_prime() - 1));
+  static constexpr std::uint64_t lazy_terms = max_lazy_terms<ring>();
 
   // ---- checks -------------------------------------------------------------------------------
   static constexpr bool primes_ok() {
     for (std::size_t i = 0; i < num_primes; ++i) {
       const std::uint64_t pi = ring::primes[i];
-      if (pi >= (std::uint64_t{1} << 32) || !detail::is_prime64(pi) || pi % (2 * d) != 1) return false;
+      if (pi >= (std::uint64_t{1} << 32) || !is_prime(pi) || pi % (2 * d) != 1) return false;
       for (std::size_t j = 0; j < i; ++j)
         if (ring::primes[j] == pi) return false;
     }
@@ -276,12 +186,7 @@ struct Derived {
   // (database.hpp plaintext_polys), hence p/2 < every CRT prime.
   static_assert(P::p >= 2 && std::has_single_bit(static_cast<std::uint64_t>(P::p)) && log2_p <= 30,
                 "p must be a power of two in [2, 2^30]");
-  static constexpr std::uint64_t min_prime() {
-    std::uint64_t m = ~std::uint64_t{0};
-    for (std::size_t i = 0; i < num_primes; ++i) m = ring::primes[i] < m ? ring::primes[i] : m;
-    return m;
-  }
-  static_assert(P::p / 2 < min_prime(), "p/2 must be below every CRT prime (centred database coefficients)");
+  static_assert(P::p / 2 < min_prime<ring>(), "p/2 must be below every CRT prime (centred database coefficients)");
   // q2 < 2^48: the client's NTT and pointwise products mod q2 (native kernels for q2 ≥ 2^30)
   // take moduli below 2^50; 4p < q2 needs q2_bits ≥ log2_p + 3.
   static_assert(P::q2_bits >= 14 && P::q2_bits <= 48 && q2 != 0, "q2_bits in [14, 48] with an NTT-friendly prime below 2^q2_bits");

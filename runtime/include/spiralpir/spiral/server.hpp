@@ -1,366 +1,153 @@
-// spiralpir/spiral/server.hpp — the SPIRAL server pipeline as separate stages:
-//   parse_query → expand (coefficient expansion) → convert (ScalToMat + RegevToGSW)
-//   → first_dimension (DB × matrix Regev, lazy reduction) → fold (external products)
-//   → modswitch_encode (split modulus switching, bit-packed response).
-// Each stage is a function so that SpiralStream / SpiralPack (issue 8) can replace or skip one.
-// All stages take a thread count; every task writes only its own outputs, so the response is
-// identical bit for bit at any thread count.
+// spiralpir/spiral/server.hpp — Server<P>, the one server of every variant: the computation
+// database, the public parameters of many clients (by id), and the answer pipeline written once:
+//   prepare (prepared.hpp: parse, expansion, conversion)
+//   → first dimension → folding → packing (pack only, packing.hpp) → modulus switching.
+// answer() = prepare + answer_prepared; the streaming API answers one prepared query against any
+// number of databases of the same parameters.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
-#include <optional>
-#include <tuple>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
 #include <vector>
 
-#include "spiralpir/arith/automorphism.hpp"
-#include "spiralpir/spiral/database.hpp"
-#include "spiralpir/spiral/first_dim.hpp"
-#include "spiralpir/spiral/keys.hpp"
+#include "spiralpir/core/heap.hpp"
+#include "spiralpir/spiral/packing.hpp"
+#include "spiralpir/spiral/prepared.hpp"
 
 namespace spiralpir {
 
-template <class R>
-struct RegevCt {  // scalar Regev ciphertext, coefficient domain; phase = b − s·a
-  proto::Pc<R> a, b;
-};
-
-/// Test-only observer of intermediate ciphertexts (noise measurement, stage tests).
 template <SpiralParams P>
-struct StageObserver {
-  using R = typename P::ring;
-  virtual ~StageObserver() = default;
-  /// after expansion: first-dimension cts (dim0) and GSW-digit cts (nu_2·t_gsw), scalar Regev
-  virtual void on_expansion(const std::vector<RegevCt<R>>&, const std::vector<RegevCt<R>>&) {}
-  /// after conversion: matrix Regev cts of the first dimension, GSW cts of the folds
-  virtual void on_conversion(const std::vector<proto::MatN<R>>&, const std::vector<proto::MatN<R>>&) {}
-  /// after the first dimension: instance-major, J cts per instance
-  virtual void on_first_dimension(const std::vector<proto::MatN<R>>&) {}
-  /// after fold round r: the surviving cts (instance-major, 2^(nu_2-r-1) per instance)
-  virtual void on_fold(unsigned, const std::vector<proto::MatN<R>>&) {}
-};
-
-inline constexpr const char* kStageNames = "expansion,conversion,first_dimension,folding,modswitch";
-inline constexpr std::size_t kNumStages = 5;
-
-template <SpiralParams P>
-struct ServerStages {
-  using R = typename P::ring;
+class Server {
+ public:
+  using V = VariantOf<P>;
+  using C = typename V::Comp;
   using D = Derived<P>;
-  using L = KeyLayout<P>;
-  using Pc = proto::Pc<R>;
-  using Pn = proto::Pn<R>;
-  using MatN = proto::MatN<R>;
-  static constexpr unsigned n = P::n;
+  using R = typename P::ring;
+  using MatN = rlwe::MatN<R>;
+  using Progress = std::function<void(std::uint64_t, std::uint64_t)>;
+  /// the computation database (pack: n² sub-databases of n = 1 plaintexts per instance)
+  using DB = Database<C>;
 
-  /// Parses a query (header, hash, exact length, coefficients < q): the scalar Regev ct.
-  static RegevCt<R> parse_query(const std::uint8_t* buf, std::size_t len) {
-    check_header<P>(buf, len, ObjectKind::query, D::query_bytes - kHeaderBytes);
-    Seed seed;
-    std::memcpy(seed.data(), buf + kHeaderBytes, 32);
-    BitReader rd(buf + kHeaderBytes + 32, len - kHeaderBytes - 32);
-    RegevCt<R> ct;
-    ct.b = proto::get_poly_q<R>(rd, D::q_bits, "query");
-    rd.check_padding_zero("query");
-    ct.a = from_ntt(proto::uniform_from_seed<R>(seed, 0));
-    return ct;
+  explicit Server(unsigned threads = 0) : threads_(resolve_threads(threads)), db_(std::make_unique<DB>()) {
+    retain_heap_between_answers();  // heap.hpp: no page faults on every answer
   }
 
-  /// Residue i of the expansion step for one ct c: with ta = τ_k(c.a) (every residue; read only),
-  /// tau = τ_k(c) key-switched back to s_reg with key columns (ka(j), kb(j)), digits of base
-  /// 2^bits; then, residue i only, hi = x^{-half}·(c − tau) (when hi_a != nullptr) and c += tau.
-  /// Every write is to residue i, so the residues of one ct are independent tasks.
-  template <class KA, class KB>
-  static void expand_step_residue(const Pc& ta, Pc& c_a, Pc& c_b, std::uint64_t k, unsigned bits, unsigned t,
-                                  std::size_t i, KA&& ka, KB&& kb, std::size_t half, std::uint64_t* hi_a,
-                                  std::uint64_t* hi_b) {
-    constexpr std::size_t d = R::poly_len;
-    const std::uint64_t p = R::primes[i];
-    std::uint64_t* const dig = proto::scratch_words(0, std::size_t{t} * d + 3 * d);
-    std::uint64_t* const sa = dig + std::size_t{t} * d;  // τ_k(c.a) switched: the new a
-    std::uint64_t* const sb = sa + d;                     // τ_k(c.b) + key-switch part: the new b
-    std::uint64_t* const tmp = sb + d;
-    std::vector<const std::uint64_t*> ptr(3 * std::size_t{t});  // digits, then [m·t + j] keys
-    std::vector<std::uint64_t*> dig_out(t);
-    for (unsigned j = 0; j < t; ++j) {
-      dig_out[j] = dig + std::size_t{j} * d;
-      ptr[j] = dig_out[j];
-      ptr[t + j] = ka(j).residue(i);
-      ptr[2 * std::size_t{t} + j] = kb(j).residue(i);
-    }
-    proto::decompose_residue_ntt<R>(ta, bits, t, i, dig_out.data());
-    std::uint64_t* acc[2] = {sa, sb};
-    proto::dot_residue<R, 2>(i, acc, t, ptr.data(), ptr.data() + t);
-    const auto& tb = tables<R>();
-    ntt_inverse(sa, tb.ntt[i]);
-    ntt_inverse(sb, tb.ntt[i]);
-    proto::automorph_residue(c_b.residue(i), tmp, k, d, p);
-    for (std::size_t z = 0; z < d; ++z) {
-      const std::uint64_t x = sb[z] + tmp[z];
-      sb[z] = x >= p ? x - p : x;
-    }
-    std::uint64_t* const ca = c_a.residue(i);
-    std::uint64_t* const cb = c_b.residue(i);
-    for (auto [cur, tau, hi] : {std::tuple{ca, sa, hi_a}, std::tuple{cb, sb, hi_b}}) {
-      if (hi != nullptr) {
-        for (std::size_t z = 0; z < d; ++z) {
-          const std::uint64_t x = cur[z] + p - tau[z];
-          tmp[z] = x >= p ? x - p : x;
-        }
-        proto::mul_monomial_inv_residue(tmp, hi, half, d, p);
-      }
-      for (std::size_t z = 0; z < d; ++z) {
-        const std::uint64_t x = cur[z] + tau[z];
-        cur[z] = x >= p ? x - p : x;
-      }
-    }
+  unsigned threads() const { return threads_; }
+  void set_threads(unsigned t) { threads_ = resolve_threads(t); }
+  DB& database() { return *db_; }
+  const DB& database() const { return *db_; }
+
+  void load_records(const std::uint8_t* records, std::uint64_t num_records, std::uint64_t record_size,
+                    const Progress& progress = {}) {
+    if (num_records == 0) throw ArgumentError("load_records: no records");
+    if (num_records > D::num_items)
+      throw ArgumentError("load_records: " + std::to_string(num_records) + " records exceed the capacity " +
+                          std::to_string(D::num_items) + " of these parameters");
+    if (record_size == 0 || record_size > P::db_item_size)
+      throw ArgumentError("load_records: record size " + std::to_string(record_size) + " not in [1, " +
+                          std::to_string(P::db_item_size) + "]");
+    if (records == nullptr) throw ArgumentError("load_records: null records buffer");
+    db_->build(V::comp_source(Database<P>::records_source(records, num_records, record_size)), num_records,
+               threads_, 0, 0, progress);
+  }
+  void save_db(const std::string& path) const { db_->save(path); }
+  void map_db(const std::string& path) { db_->map(path); }
+
+  void set_public_params(const std::string& client_id, PublicParams<P> pp) {
+    std::unique_lock<std::shared_mutex> g(mu_);
+    clients_[client_id] = std::move(pp);
+  }
+  bool has_client(const std::string& client_id) const {
+    std::shared_lock<std::shared_mutex> g(mu_);
+    return clients_.count(client_id) != 0;
+  }
+  PublicParams<P> public_params_of(const std::string& client_id) const {
+    std::shared_lock<std::shared_mutex> g(mu_);
+    auto it = clients_.find(client_id);
+    if (it == clients_.end()) throw ArgumentError("unknown client id '" + client_id + "': upload public parameters first");
+    return it->second;
   }
 
-  /// Coefficient expansion: returns (first-dimension cts [dim0], GSW-digit cts [nu_2·t_gsw]).
-  /// Round r turns each live ct j < 2^r into j and j + 2^r. Tasks are (ct, residue) pairs, the
-  /// right-gadget cts (t_exp_right digits, the costly ones) first: the early rounds have only 1,
-  /// 2, 4 cts, so splitting by residue is what keeps every thread busy there.
-  static void expand(const RegevCt<R>& query, const ExpandedPublicParams<P>& pp, unsigned threads,
-                     std::vector<RegevCt<R>>& first, std::vector<RegevCt<R>>& digits) {
-    constexpr std::size_t np = R::num_primes;
-    const std::size_t total = std::size_t{1} << D::rounds;
-    const std::size_t limit_even = 2 * D::dim0, limit_odd = 2 * D::num_gsw_digits;
-    // cts are allocated when they become live, by the tasks (no serial allocation of them all)
-    std::vector<std::optional<RegevCt<R>>> cur(total);
-    std::vector<char> live(total, 0);
-    cur[0] = query;
-    live[0] = 1;
-    std::vector<std::optional<Pc>> ta;  // τ_k(cur[j].a) of this round's cts (read by every residue's task)
-    std::vector<std::size_t> order;
-    for (unsigned r = 0; r < D::rounds; ++r) {
-      const std::size_t half = std::size_t{1} << r;
-      const std::uint64_t k = L::automorph_k(r);
-      auto uses_right = [&](std::size_t j) { return r == 0 || (j & 1) != 0; };
-      order.clear();
-      for (int right = 1; right >= 0; --right)
-        for (std::size_t j = 0; j < half; ++j) {
-          if (!live[j] || uses_right(j) != (right == 1)) continue;
-          if (r > 0 && (j & 1) != 0 && r >= D::rounds_right) continue;  // right branch finished
-          order.push_back(j);
-        }
-      // descendants of j + half are ≡ j + half mod 2^(r+1); needed iff below their branch limit
-      auto needs_hi = [&](std::size_t j) {
-        return (r == 0) ? D::num_gsw_digits > 0 : j + half < ((j & 1) != 0 ? limit_odd : limit_even);
-      };
-      if (ta.size() < order.size()) ta.resize(order.size());
-      parallel_for(threads, order.size(), [&](std::size_t x) {
-        const std::size_t j = order[x];
-        if (!ta[x]) ta[x].emplace();
-        for (std::size_t i = 0; i < np; ++i)
-          proto::automorph_residue(cur[j]->a.residue(i), ta[x]->residue(i), k, R::poly_len, R::primes[i]);
-        if (needs_hi(j)) {
-          cur[j + half].emplace();
-          live[j + half] = 1;
-        }
-      });
-      parallel_for(threads, order.size() * np, [&](std::size_t task) {
-        const std::size_t x = task / np, i = task % np, j = order[x];
-        RegevCt<R>& c = *cur[j];
-        const bool hi = needs_hi(j);
-        std::uint64_t* hi_a = hi ? cur[j + half]->a.residue(i) : nullptr;
-        std::uint64_t* hi_b = hi ? cur[j + half]->b.residue(i) : nullptr;
-        if (uses_right(j))
-          expand_step_residue(
-              *ta[x], c.a, c.b, k, D::bits_exp_right, P::t_exp_right, i,
-              [&](unsigned c0) -> const Pn& { return pp.right_a(r, c0); },
-              [&](unsigned c0) -> const Pn& { return pp.right_b(r, c0); }, half, hi_a, hi_b);
-        else
-          expand_step_residue(
-              *ta[x], c.a, c.b, k, D::bits_exp_left, P::t_exp_left, i,
-              [&](unsigned c0) -> const Pn& { return pp.left_a(r, c0); },
-              [&](unsigned c0) -> const Pn& { return pp.left_b(r, c0); }, half, hi_a, hi_b);
-      });
-    }
-    first.clear();
-    digits.clear();
-    first.reserve(D::dim0);
-    digits.reserve(D::num_gsw_digits);
-    auto take = [&](std::size_t x) { return cur[x] ? std::move(*cur[x]) : RegevCt<R>{}; };
-    for (std::size_t i = 0; i < D::dim0; ++i) first.push_back(take(2 * i));
-    for (std::size_t g = 0; g < D::num_gsw_digits; ++g) digits.push_back(take(2 * g + 1));
+  /// One-time part: parse, expansion (not stream), conversion. `obs` (optional, tests and
+  /// benchmarks) sees the intermediate cts.
+  PreparedQuery<P> prepare(const PublicParams<P>& pp, const std::uint8_t* query, std::size_t len,
+                           StageObserver<C>* obs = nullptr) const {
+    return QueryPreparation<P>::run(pp, query, len, threads_, obs);
   }
 
-  /// ScalToMat from precomputed conv digits of a (NTT, dig_a[0..t_conv)) and b (NTT): column i < n
-  /// of the (n+1)×n matrix Regev ct is written to column col(i) of out.
-  template <class Col>
-  static void scal_to_mat_into(const Pn* dig_a, const Pn& b_ntt, const ExpandedPublicParams<P>& pp, MatN& out,
-                               Col&& col) {
-    for (unsigned i = 0; i < n; ++i) {
-      const std::size_t c = col(i);
-      std::array<Pn*, n + 1> outs;
-      for (unsigned row = 0; row <= n; ++row) outs[row] = &out.at(row, c);
-      proto::dot_multi<R, n + 1>(
-          outs, P::t_conv, [&](std::size_t k) -> const Pn& { return dig_a[k]; },
-          [&](std::size_t m, std::size_t k) -> const Pn& {
-            return m == 0 ? pp.s2m_a(i * P::t_conv + k) : pp.s2m_b(i * P::t_conv + k, static_cast<unsigned>(m - 1));
-          });
-      out.at(i + 1, c) += b_ntt;
-    }
-  }
-
-  /// ScalToMat on the first-dimension cts and RegevToGSW on the digit cts: one task per ct, the
-  /// (costlier) digit cts first; each task allocates and writes only its own outputs.
-  static void convert(const std::vector<RegevCt<R>>& first, const std::vector<RegevCt<R>>& digits,
-                      const ExpandedPublicParams<P>& pp, unsigned threads, std::vector<MatN>& first_mats,
-                      std::vector<MatN>& gsw) {
-    const std::size_t cols = std::size_t{n + 1} * P::t_gsw;
-    first_mats.clear();
-    first_mats.resize(first.size());
-    gsw.clear();
-    gsw.resize(P::nu_2);
-    parallel_for(threads, gsw.size(), [&](std::size_t f) { gsw[f] = MatN(n + 1, cols); });
-    auto to_ntt_into = [](const Pc& x, Pn& out) {
-      std::copy(x.data(), x.data() + Pc::size(), out.data());
-      const auto& tb = tables<R>();
-      for (std::size_t i = 0; i < R::num_primes; ++i) ntt_forward(out.residue(i), tb.ntt[i]);
-    };
-    // digit task g = one digit ct: column k of block 0 (RegevToGSW) and column (i+1)·t_gsw + k of
-    // blocks 1..n (ScalToMat), k = g mod t_gsw, of GSW ct f = g / t_gsw
-    parallel_for(threads, digits.size() + first.size(), [&](std::size_t task) {
-      std::vector<Pn>& dig = proto::scratch<R>(2, 2 * std::size_t{P::t_conv} + 1);
-      Pn& b_ntt = dig[2 * P::t_conv];
-      if (task >= digits.size()) {
-        const std::size_t i = task - digits.size();
-        MatN m(n + 1, n);
-        proto::decompose_ntt_into<R>(first[i].a, D::bits_conv, P::t_conv, dig.data(), 1);
-        to_ntt_into(first[i].b, b_ntt);
-        scal_to_mat_into(dig.data(), b_ntt, pp, m, [](unsigned c) { return std::size_t{c}; });
-        first_mats[i] = std::move(m);
-        return;
-      }
-      const std::size_t g = task, f = g / P::t_gsw, k = g % P::t_gsw;
-      MatN& G = gsw[f];
-      proto::decompose_ntt_into<R>(digits[g].a, D::bits_conv, P::t_conv, dig.data(), 1);
-      to_ntt_into(digits[g].b, b_ntt);
-      scal_to_mat_into(dig.data(), b_ntt, pp, G, [&](unsigned i) { return (i + 1) * std::size_t{P::t_gsw} + k; });
-      proto::decompose_ntt_into<R>(digits[g].b, D::bits_conv, P::t_conv, dig.data() + P::t_conv, 1);
-      std::array<Pn*, n + 1> outs;
-      for (unsigned row = 0; row <= n; ++row) outs[row] = &G.at(row, k);
-      proto::dot_multi<R, n + 1>(
-          outs, 2 * P::t_conv, [&](std::size_t l) -> const Pn& { return dig[l]; },
-          [&](std::size_t m, std::size_t l) -> const Pn& {
-            return m == 0 ? pp.r2g_a(l) : pp.r2g_b(l, static_cast<unsigned>(m - 1));
-          });
-    });
-  }
-
-  /// First dimension: out[inst·J + j] = Σ_i first_mats[i] · DB[inst][i][j].
-  static std::vector<MatN> first_dimension(const std::vector<MatN>& first_mats, const Database<P>& db,
-                                           unsigned threads) {
-    return FirstDim<P>::run(first_mats, db, threads);
-  }
-  /// the same from the query matrices already in the kernel's order (FirstDim::tile)
-  static std::vector<MatN> first_dimension(const typename FirstDim<P>::Query& query, const Database<P>& db,
-                                           unsigned threads) {
-    return FirstDim<P>::run(query, db, threads);
-  }
-
-  /// External product GSW ⊡ C for an (n+1)×n matrix Regev ct C.
-  static MatN external_product(const MatN& gsw, const MatN& c) {
-    // index (row·t_gsw + k)·n + col
-    std::vector<Pn>& dig = proto::scratch<R>(1, std::size_t{n + 1} * P::t_gsw * n);
-    for (unsigned row = 0; row <= n; ++row)
-      for (unsigned col = 0; col < n; ++col)
-        proto::decompose_ntt_into<R>(from_ntt(c.at(row, col)), D::bits_gsw, P::t_gsw,
-                                     &dig[std::size_t{row} * P::t_gsw * n + col], n);
-    MatN out = MatN::uninitialised(n + 1, n);  // dot_multi sets every word
-    const std::size_t K = std::size_t{n + 1} * P::t_gsw;
-    for (unsigned col = 0; col < n; ++col) {
-      std::array<Pn*, n + 1> outs;
-      for (unsigned r = 0; r <= n; ++r) outs[r] = &out.at(r, col);
-      proto::dot_multi<R, n + 1>(
-          outs, K, [&](std::size_t x) -> const Pn& { return dig[x * n + col]; },
-          [&](std::size_t m, std::size_t x) -> const Pn& { return gsw.at(m, x); });
-    }
-    return out;
-  }
-
-  /// Folding: nu_2 rounds; round r combines pairs (j, j + L/2) with GSW_r (bit nu_2−1−r of j).
-  /// `cts` is consumed: it ends as the 1 ct per instance.
-  static void fold(std::vector<MatN>& cts, const std::vector<MatN>& gsw, unsigned threads,
-                   StageObserver<P>* obs = nullptr) {
-    const std::size_t J = D::dim_rest;
-    for (unsigned r = 0; r < P::nu_2; ++r) {
-      const std::size_t len = J >> r, halfl = len / 2;
-      std::vector<MatN> next(D::instances * halfl);
-      parallel_for(threads, D::instances * halfl, [&](std::size_t task) {
-        const std::size_t inst = task / halfl, j = task % halfl;
-        const MatN& c0 = cts[inst * len + j];
-        MatN& c1 = cts[inst * len + j + halfl];  // this round's last use: the difference in place
-        c1 -= c0;
-        next[task] = external_product(gsw[r], c1);
-        next[task] += c0;
-      });
-      cts = std::move(next);
-      if (obs) obs->on_fold(r, cts);
-    }
-  }
-
-  /// Split modulus switching (row 0 → q2, rows 1..n → q1 = 4p) and bit packing.
-  static std::vector<std::uint8_t> modswitch_encode(const std::vector<MatN>& finals, unsigned threads) {
-    std::vector<std::uint8_t> out(D::response_bytes, 0);
-    write_header<P>(out.data(), ObjectKind::response, D::response_bytes - kHeaderBytes);
-    // switch in parallel (one task per instance and matrix entry), pack sequentially
-    constexpr std::size_t entries = std::size_t{n + 1} * n;
-    std::vector<std::vector<std::uint64_t>> vals(D::instances, std::vector<std::uint64_t>(entries * D::d));
-    parallel_for(threads, D::instances * entries, [&](std::size_t task) {
-      const std::size_t inst = task / entries, e = task % entries;
-      const unsigned row = static_cast<unsigned>(e / n), col = static_cast<unsigned>(e % n);
-      const Pc c = from_ntt(finals[inst].at(row, col));
-      const std::uint64_t to = row == 0 ? D::q2 : D::q1;
-      std::uint64_t* v = vals[inst].data() + e * D::d;
-      for (std::size_t z = 0; z < D::d; ++z) v[z] = round_modswitch<R>(coeff(c, z), to);
-    });
-    BitWriter w(out.data() + kHeaderBytes);
-    for (std::size_t inst = 0; inst < D::instances; ++inst) {
-      std::size_t x = 0;
-      for (unsigned row = 0; row <= n; ++row)
-        for (unsigned col = 0; col < n; ++col)
-          for (std::size_t z = 0; z < D::d; ++z) w.put(vals[inst][x++], row == 0 ? P::q2_bits : D::q1_bits);
-    }
-    return out;
-  }
-
-  /// The whole answer. stage_seconds (optional) receives kNumStages timings.
-  static std::vector<std::uint8_t> answer(const std::uint8_t* query, std::size_t query_len,
-                                          const ExpandedPublicParams<P>& pp, const Database<P>& db, unsigned threads,
-                                          double* stage_seconds = nullptr, StageObserver<P>* obs = nullptr) {
+  /// Per-database part against `db`: first dimension, folding, packing (pack), modulus switching.
+  /// stage_seconds (optional): first_dimension, folding, packing (0 unless pack), modswitch.
+  /// finals (optional): the (n+1)×n cts before the modulus switching.
+  std::vector<std::uint8_t> answer_prepared(const PreparedQuery<P>& pq, const DB& db, double* stage_seconds = nullptr,
+                                            StageObserver<C>* obs = nullptr,
+                                            std::vector<MatN>* finals = nullptr) const {
     if (!db.loaded()) throw ArgumentError("answer: no database loaded");
+    if (pq.first.empty() || pq.gsw.size() != P::nu_2)
+      throw ArgumentError("answer_prepared: not a prepared query of these parameters");
     using clock = std::chrono::steady_clock;
-    double secs[kNumStages] = {};
+    using S = ServerStages<C>;
+    double secs[4] = {};
     auto t0 = clock::now();
     auto lap = [&](int s) {
       const auto t1 = clock::now();
       secs[s] = std::chrono::duration<double>(t1 - t0).count();
       t0 = t1;
     };
-    const RegevCt<R> q = parse_query(query, query_len);
-    std::vector<RegevCt<R>> first, digits;
-    expand(q, pp, threads, first, digits);
+    std::vector<MatN> cts = S::first_dimension(pq.first, db, threads_);
     lap(0);
-    if (obs) obs->on_expansion(first, digits);
-    std::vector<MatN> first_mats, gsw;
-    convert(first, digits, pp, threads, first_mats, gsw);
-    lap(1);
-    if (obs) obs->on_conversion(first_mats, gsw);
-    const auto query_tiles = FirstDim<P>::tile(first_mats, threads);  // first dimension's time
-    first_mats = {};                                                  // not needed any more
-    std::vector<MatN> cts = first_dimension(query_tiles, db, threads);
-    lap(2);
     if (obs) obs->on_first_dimension(cts);
-    fold(cts, gsw, threads, obs);
+    S::fold(cts, pq.gsw, threads_, obs);
+    lap(1);
+    if constexpr (V::pack) {
+      if (!pq.pack_keys) throw ArgumentError("answer_prepared: prepared query without packing keys");
+      cts = PackingStep<P>::pack(cts, *pq.pack_keys, threads_);
+    }
+    lap(2);
+    if (finals) *finals = cts;
+    std::vector<std::uint8_t> resp = ServerStages<P>::modswitch_encode(cts, threads_);
     lap(3);
-    std::vector<std::uint8_t> resp = modswitch_encode(cts, threads);
-    lap(4);
     if (stage_seconds)
-      for (std::size_t s = 0; s < kNumStages; ++s) stage_seconds[s] = secs[s];
+      for (int s = 0; s < 4; ++s) stage_seconds[s] = secs[s];
     return resp;
   }
+  std::vector<std::uint8_t> answer_prepared(const PreparedQuery<P>& pq, double* stage_seconds = nullptr) const {
+    return answer_prepared(pq, *db_, stage_seconds);
+  }
+
+  std::vector<std::uint8_t> answer(const std::string& client_id, const std::uint8_t* query, std::size_t len,
+                                   double* stage_seconds = nullptr) const {
+    return answer(public_params_of(client_id), query, len, stage_seconds);
+  }
+  /// The whole answer; stage_seconds receives kNumStages values (stages.hpp kStageNames; for the
+  /// pack variants "modswitch" includes the packing).
+  std::vector<std::uint8_t> answer(const PublicParams<P>& pp, const std::uint8_t* query, std::size_t len,
+                                   double* stage_seconds = nullptr, StageObserver<C>* obs = nullptr) const {
+    if (query == nullptr && len != 0) throw ArgumentError("answer: null query buffer");
+    if (!db_->loaded()) throw ArgumentError("answer: no database loaded");
+    const PreparedQuery<P> pq = prepare(pp, query, len, obs);
+    double s4[4] = {};
+    auto resp = answer_prepared(pq, *db_, s4, obs);
+    if (stage_seconds) {
+      stage_seconds[0] = pq.seconds[0];
+      stage_seconds[1] = pq.seconds[1];
+      stage_seconds[2] = s4[0];
+      stage_seconds[3] = s4[1];
+      stage_seconds[4] = s4[2] + s4[3];
+    }
+    return resp;
+  }
+
+ private:
+  unsigned threads_;
+  std::unique_ptr<DB> db_;
+  mutable std::shared_mutex mu_;
+  std::map<std::string, PublicParams<P>> clients_;
 };
 
 }  // namespace spiralpir

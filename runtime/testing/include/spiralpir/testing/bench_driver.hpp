@@ -1,5 +1,5 @@
 // spiralpir/testing/bench_driver.hpp — `int spiralpir::run_bench<P>(argc, argv)`, the body of every
-// generated benchmark executable (and of `spiralpir bench`).
+// generated benchmark executable (and of `spiralpir bench`), for every variant.
 //
 // Options:
 //   --threads T     server threads (default 0 = all cores)
@@ -10,270 +10,41 @@
 //   --implicit-db   force SPIRAL's implicit-database convention; it is used automatically when
 //                   the preprocessed database would exceed --max-db-gib (default 8)
 //   --max-db-gib G  memory budget for the preprocessed database
-// The database is random (every plaintext of the params' shape filled from a CSPRNG), indices are
-// uniform in [0, records), and every decoded plaintext is checked against the expected one.
-// JSON keys: correct, server_seconds, threads, stages{name: seconds}, query_bytes,
-// response_bytes, public_params_bytes, db_bytes, preprocessed_db_bytes,
-// throughput_bytes_per_second, implicit_db, plus server_cpu_seconds (process CPU time of the
-// answer: on a loaded machine a better figure than wall time), stages_cpu{name: seconds}, trials, records, record_size,
+// The database is random (every plaintext of the computation's shape filled from a CSPRNG; pack:
+// its sub-databases), indices are uniform in [0, records), and every decoded plaintext is checked
+// against the expected one.
+// JSON keys: correct, server_seconds, threads, stages{name: seconds} (expansion, conversion,
+// first_dimension, folding, modswitch — for pack variants modswitch includes the packing),
+// query_bytes, response_bytes, public_params_bytes, db_bytes, preprocessed_db_bytes,
+// throughput_bytes_per_second, implicit_db, server_cpu_seconds (process CPU time of the answer:
+// on a loaded machine a better figure than wall time), trials, records, record_size,
 // client_seconds{keygen, public_params, query, decode}, public_params_expand_seconds,
-// db_build_seconds, peak_memory_bytes, kernel_path, params_hash, noise{stage: {variance,
-// log2_variance, max_abs, count}} (with --noise).
+// db_build_seconds, peak_memory_bytes, kernel_path, params_hash,
+//   "streaming": {"prepare_seconds" (one-time: parse + expansion + conversion, median),
+//                 "per_database_seconds" (median of answer_prepared: first dimension + folding +
+//                 packing + modulus switching), "per_database_cpu_seconds",
+//                 "throughput_bytes_per_second" (db_bytes / per_database_seconds),
+//                 "stages": {first_dimension, folding, packing, modswitch},
+//                 "first_dimension_bytes_per_second" (preprocessed_db_bytes / first-dimension s),
+//                 "first_dimension_cpu_seconds", "first_dimension_bytes_per_cpu_second"},
+//   noise{stage: {variance, log2_variance, max_abs, count}} (with --noise: the stages of
+//   noise.hpp; stream's "expansion" = the uploaded cts; pack adds "packing", the final cts).
+// Vanilla SPIRAL also reports stages_cpu{name: seconds}; the other variants report "variant" and
+// the first dimension's process CPU time in the streaming measurement.
 #pragma once
 
-#include <sys/resource.h>
-#include <time.h>
-
-#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <iostream>
-#include <sstream>
+#include <functional>
 #include <string>
 #include <vector>
 
-#include "spiralpir/testing/noise.hpp"
 #include "spiralpir/spiral/service.hpp"
+#include "spiralpir/testing/bench_report.hpp"
+#include "spiralpir/testing/noise.hpp"
 
 namespace spiralpir {
-
-namespace bench_detail {
-/// Physical layout of the benchmark's implicit (cyclic) database: keep >= 1 GiB of distinct
-/// data, repeating whole instances first so every answer task still streams its full, distinct
-/// slice from memory; only if one instance alone is over the budget are folding indices repeated
-/// (j mod phys_j). Repeating folding indices first left slices cache-resident and flattered speed.
-struct ImplicitLayout {
-  std::size_t phys_inst, phys_j;
-};
-inline ImplicitLayout implicit_db_layout(double db_bytes, std::size_t instances, std::size_t J, double budget) {
-  const double gib = 1073741824.0;
-  const double per_inst = db_bytes / static_cast<double>(instances);
-  ImplicitLayout l{1, J};
-  while (l.phys_inst < instances && per_inst * static_cast<double>(l.phys_inst) < gib) ++l.phys_inst;
-  if (per_inst * static_cast<double>(l.phys_inst) > budget) {
-    l.phys_inst = 1;
-    const double per_j = per_inst / static_cast<double>(J);
-    l.phys_j = 1;
-    while (l.phys_j < J && per_j * static_cast<double>(l.phys_j) < gib) l.phys_j *= 2;
-  }
-  return l;
-}
-inline double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
-inline double process_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-inline std::uint64_t peak_rss_bytes() {
-  struct rusage ru {};
-  getrusage(RUSAGE_SELF, &ru);
-  return static_cast<std::uint64_t>(ru.ru_maxrss) * 1024;
-}
-inline std::string json_num(double x) {
-  if (!std::isfinite(x)) return "null";
-  std::ostringstream o;
-  o.precision(9);
-  o << x;
-  return o.str();
-}
-/// streaming figures (one query prepared once, then answered per database), both benchmarks
-struct StreamingStats {
-  double prepare = 0, per_db = 0, per_db_cpu = 0, fd_cpu = 0;  // fd_cpu: variants only (0 = not measured)
-  double stages[4] = {0, 0, 0, 0};                              // first_dimension, folding, packing, modswitch
-  bool correct = true;
-};
-inline constexpr const char* kStreamingStageNames[4] = {"first_dimension", "folding", "packing", "modswitch"};
-/// the "streaming" JSON object (keys in the file comment of variant_bench.hpp)
-inline void write_streaming_json(std::ostream& o, const StreamingStats& st, double db_bytes, double pre_bytes) {
-  o << ",\"streaming\":{\"prepare_seconds\":" << json_num(st.prepare)
-    << ",\"per_database_seconds\":" << json_num(st.per_db)
-    << ",\"per_database_cpu_seconds\":" << json_num(st.per_db_cpu)
-    << ",\"throughput_bytes_per_second\":" << json_num(st.per_db > 0 ? db_bytes / st.per_db : 0)
-    << ",\"first_dimension_bytes_per_second\":" << json_num(st.stages[0] > 0 ? pre_bytes / st.stages[0] : 0)
-    << ",\"first_dimension_cpu_seconds\":" << json_num(st.fd_cpu)
-    << ",\"first_dimension_bytes_per_cpu_second\":" << json_num(st.fd_cpu > 0 ? pre_bytes / st.fd_cpu : 0)
-    << ",\"stages\":{";
-  for (int s = 0; s < 4; ++s) o << (s ? "," : "") << "\"" << kStreamingStageNames[s] << "\":" << json_num(st.stages[s]);
-  o << "}}";
-}
-inline void print_streaming(const StreamingStats& st, double db_bytes, double pre_bytes) {
-  std::printf("  streaming: prepare (one-time) %.4f s, per database %.4f s, throughput %.1f MB/s\n", st.prepare,
-              st.per_db, st.per_db > 0 ? db_bytes / st.per_db / 1e6 : 0.0);
-  for (int s = 0; s < 4; ++s) std::printf("    %-19s %.4f s\n", kStreamingStageNames[s], st.stages[s]);
-  std::printf("  first dimension streams the preprocessed db at %.2f GB/s", st.stages[0] > 0 ? pre_bytes / st.stages[0] / 1e9 : 0.0);
-  if (st.fd_cpu > 0) std::printf(" (%.2f GB per CPU second)", pre_bytes / st.fd_cpu / 1e9);
-  std::printf("\n");
-}
-struct Options {
-  unsigned threads = 0;
-  unsigned trials = 3;
-  std::uint64_t records = 0;
-  bool json = false, noise = false, implicit = false;
-  double max_db_gib = 8;
-};
-inline Options parse(int argc, char** argv) {
-  Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) throw ArgumentError("bench: " + a + " needs a value");
-      return argv[++i];
-    };
-    auto num = [&](const std::string& v) -> std::uint64_t {
-      char* end = nullptr;
-      const unsigned long long x = std::strtoull(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0') throw ArgumentError("bench: " + a + " expects a number, got '" + v + "'");
-      return x;
-    };
-    if (a == "--threads") o.threads = static_cast<unsigned>(num(next()));
-    else if (a == "--trials") o.trials = static_cast<unsigned>(num(next()));
-    else if (a == "--records") o.records = num(next());
-    else if (a == "--json") o.json = true;
-    else if (a == "--noise") o.noise = true;
-    else if (a == "--implicit-db") o.implicit = true;
-    else if (a == "--max-db-gib") o.max_db_gib = std::strtod(next().c_str(), nullptr);
-    else if (a == "--help" || a == "-h")
-      throw ArgumentError(
-          "usage: bench [--threads T] [--trials K] [--records N] [--json] [--noise] [--implicit-db] [--max-db-gib G]");
-    else throw ArgumentError("bench: unknown option " + a);
-  }
-  if (o.trials == 0) throw ArgumentError("bench: --trials must be >= 1");
-  return o;
-}
-/// What both bench drivers (vanilla here, variants in variant_bench.hpp) report for one run;
-/// write_report_json / print_report render it (JSON keys in this file's comment).
-struct Report {
-  bool correct = false;
-  const char* variant = nullptr;  // variants only: vanilla's JSON has no "variant" key
-  unsigned threads = 0, trials = 0;
-  double server_s = 0, server_cpu_s = 0;
-  std::vector<std::string> stage_names;
-  std::vector<double> stage_s, stage_cpu_s;  // stage_cpu_s empty when not measured
-  std::size_t query_bytes = 0, response_bytes = 0, public_params_bytes = 0;
-  std::uint64_t records = 0, record_size = 0, preprocessed_db_bytes = 0;
-  bool implicit_db = false;
-  double keygen_s = 0, public_params_s = 0, query_s = 0, decode_s = 0, expand_s = 0, db_build_s = 0;
-  const char* kernel_path = "";
-  std::string params_hash;
-  StreamingStats stream;
-  bool noise_measured = false;
-  std::vector<std::pair<std::string, NoiseStat>> noise;
-  double db_bytes() const { return static_cast<double>(records) * static_cast<double>(record_size); }
-};
-/// "a,b,c" -> {"a", "b", "c"}
-inline std::vector<std::string> split_names(const char* csv) {
-  std::vector<std::string> names(1);
-  for (const char* c = csv; *c; ++c) {
-    if (*c == ',') names.emplace_back();
-    else names.back() += *c;
-  }
-  return names;
-}
-template <class Bytes>
-std::string hex(const Bytes& bytes) {
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  for (auto b : bytes) { out += digits[b >> 4]; out += digits[b & 15]; }
-  return out;
-}
-inline void write_report_json(std::ostream& o, const Report& r) {
-  auto stages = [&](const char* key, const std::vector<double>& v) {
-    o << ",\"" << key << "\":{";
-    for (std::size_t s = 0; s < v.size(); ++s) o << (s ? "," : "") << "\"" << r.stage_names[s] << "\":" << json_num(v[s]);
-    o << "}";
-  };
-  o << "{\"correct\":" << (r.correct ? "true" : "false");
-  if (r.variant) o << ",\"variant\":\"" << r.variant << "\"";
-  o << ",\"server_seconds\":" << json_num(r.server_s) << ",\"server_cpu_seconds\":" << json_num(r.server_cpu_s)
-    << ",\"threads\":" << r.threads;
-  stages("stages", r.stage_s);
-  if (!r.stage_cpu_s.empty()) stages("stages_cpu", r.stage_cpu_s);
-  o << ",\"query_bytes\":" << r.query_bytes << ",\"response_bytes\":" << r.response_bytes
-    << ",\"public_params_bytes\":" << r.public_params_bytes << ",\"db_bytes\":" << r.records * r.record_size
-    << ",\"preprocessed_db_bytes\":" << r.preprocessed_db_bytes
-    << ",\"throughput_bytes_per_second\":" << json_num(r.server_s > 0 ? r.db_bytes() / r.server_s : 0)
-    << ",\"implicit_db\":" << (r.implicit_db ? "true" : "false") << ",\"trials\":" << r.trials
-    << ",\"records\":" << r.records << ",\"record_size\":" << r.record_size << ",\"client_seconds\":{\"keygen\":"
-    << json_num(r.keygen_s) << ",\"public_params\":" << json_num(r.public_params_s) << ",\"query\":" << json_num(r.query_s)
-    << ",\"decode\":" << json_num(r.decode_s) << "},\"public_params_expand_seconds\":" << json_num(r.expand_s)
-    << ",\"db_build_seconds\":" << json_num(r.db_build_s) << ",\"peak_memory_bytes\":" << peak_rss_bytes()
-    << ",\"kernel_path\":\"" << r.kernel_path << "\",\"params_hash\":\"" << r.params_hash << "\"";
-  write_streaming_json(o, r.stream, r.db_bytes(), static_cast<double>(r.preprocessed_db_bytes));
-  if (r.noise_measured) {
-    o << ",\"noise\":{";
-    for (std::size_t s = 0; s < r.noise.size(); ++s)
-      o << (s ? "," : "") << "\"" << r.noise[s].first << "\":{\"variance\":" << json_num(r.noise[s].second.variance())
-        << ",\"log2_variance\":" << json_num(r.noise[s].second.log2_variance())
-        << ",\"max_abs\":" << json_num(r.noise[s].second.max_abs) << ",\"count\":" << r.noise[s].second.count << "}";
-    o << "}";
-  }
-  o << "}\n";
-}
-inline void print_report(const Report& r) {
-  std::printf("spiralpir bench  %s%sparams %s  records %llu x %llu B  threads %u  trials %u  kernel %s%s\n",
-              r.variant ? r.variant : "", r.variant ? "  " : "", r.params_hash.c_str(),
-              static_cast<unsigned long long>(r.records), static_cast<unsigned long long>(r.record_size), r.threads,
-              r.trials, r.kernel_path, r.implicit_db ? "  (implicit db)" : "");
-  std::printf("  correct               %s\n", r.correct ? "yes" : "NO");
-  std::printf("  server (median)       %.4f s   throughput %.1f MB/s", r.server_s, r.db_bytes() / r.server_s / 1e6);
-  if (!r.stage_cpu_s.empty()) std::printf("   (process CPU %.4f s)", r.server_cpu_s);
-  std::printf("\n");
-  for (std::size_t s = 0; s < r.stage_s.size(); ++s) {
-    std::printf("    %-19s %.4f s", r.stage_names[s].c_str(), r.stage_s[s]);
-    if (!r.stage_cpu_s.empty()) std::printf("   (CPU %.4f s)", r.stage_cpu_s[s]);
-    std::printf("\n");
-  }
-  print_streaming(r.stream, r.db_bytes(), static_cast<double>(r.preprocessed_db_bytes));
-  std::printf("  client keygen %.4f s, public params %.4f s, query %.4f s, decode %.4f s\n", r.keygen_s,
-              r.public_params_s, r.query_s, r.decode_s);
-  std::printf("  server: public params expand %.4f s, db build %.2f s\n", r.expand_s, r.db_build_s);
-  std::printf("  sizes: query %zu B, response %zu B, public params %zu B, preprocessed db %llu B\n", r.query_bytes,
-              r.response_bytes, r.public_params_bytes, static_cast<unsigned long long>(r.preprocessed_db_bytes));
-  std::printf("  peak memory %.1f MiB\n", static_cast<double>(peak_rss_bytes()) / 1048576.0);
-  for (const auto& [name, st] : r.noise)
-    std::printf("  noise %-18s var 2^%.2f  max |e| %.4g  (%llu coeffs)\n", name.c_str(), st.log2_variance(), st.max_abs,
-                static_cast<unsigned long long>(st.count));
-}
-/// The report fields both drivers fill alike: the database, the parameters' identity and the
-/// first-dimension kernel path (K: the type the first dimension runs on — P, or a variant's
-/// computation type).
-template <SpiralParams P, SpiralParams K, class ServerT>
-void describe_instance(Report& r, const ServerT& server, std::uint64_t records) {
-  r.records = records;
-  r.record_size = P::record_size;
-  r.preprocessed_db_bytes = Derived<P>::preprocessed_db_bytes;
-  r.implicit_db = server.database().implicit();
-  r.kernel_path = FirstDim<K>::use_avx512() ? "avx512" : "portable";
-  r.params_hash = hex(params_hash<P>());
-}
-/// Prints the report (JSON with --json); the driver's exit status: 0 if every answer decoded.
-inline int emit_report(const Report& r, bool json) {
-  if (json) {
-    std::ostringstream o;
-    write_report_json(o, r);
-    std::cout << o.str();
-  } else {
-    print_report(r);
-  }
-  return r.correct ? 0 : 1;
-}
-}  // namespace bench_detail
-
-template <SpiralParams P>
-int run_variant_bench(int argc, char** argv);  // variant_bench.hpp (issue 8)
-template <SpiralParams P, class ClientT, class Expect>
-bench_detail::StreamingStats measure_streaming(
-    const Server<P>& server, const PublicParams<P>& pp, ClientT& client, std::uint64_t records, unsigned trials,
-    Csprng& rng, Expect&& expected,
-    const std::function<std::vector<std::uint8_t>(const std::vector<std::uint8_t>&)>& decode);  // variant_bench.hpp
 
 /// records process CPU time at each stage boundary (the observer hooks run between stages)
 template <SpiralParams P>
@@ -288,11 +59,11 @@ struct CpuStageClock : StageObserver<P> {
   void on_expansion(const std::vector<RegevCt<R>>&, const std::vector<RegevCt<R>>&) override {
     marks[0] = bench_detail::process_cpu_seconds();
   }
-  void on_conversion(const std::vector<proto::MatN<R>>&, const std::vector<proto::MatN<R>>&) override {
+  void on_conversion(const std::vector<rlwe::MatN<R>>&, const std::vector<rlwe::MatN<R>>&) override {
     marks[1] = bench_detail::process_cpu_seconds();
   }
-  void on_first_dimension(const std::vector<proto::MatN<R>>&) override { marks[2] = marks[3] = bench_detail::process_cpu_seconds(); }
-  void on_fold(unsigned, const std::vector<proto::MatN<R>>&) override { marks[3] = bench_detail::process_cpu_seconds(); }
+  void on_first_dimension(const std::vector<rlwe::MatN<R>>&) override { marks[2] = marks[3] = bench_detail::process_cpu_seconds(); }
+  void on_fold(unsigned, const std::vector<rlwe::MatN<R>>&) override { marks[3] = bench_detail::process_cpu_seconds(); }
   /// per-stage CPU seconds given the CPU time at the end of the answer
   std::array<double, kNumStages> stages(double end) const {
     std::array<double, kNumStages> out{};
@@ -306,14 +77,79 @@ struct CpuStageClock : StageObserver<P> {
   }
 };
 
+/// The streaming measurement: prepare once, answer `trials` times with the prepared query; checks
+/// every decoded plaintext.
+template <SpiralParams P, class Expect>
+bench_detail::StreamingStats measure_streaming(const Server<P>& server, const PublicParams<P>& pp, Client<P>& client,
+                                               std::uint64_t records, unsigned trials, Csprng& rng, Expect&& expected) {
+  using C = typename VariantOf<P>::Comp;
+  using clock = std::chrono::steady_clock;
+  constexpr bool vanilla = P::variant == Variant::spiral;
+  bench_detail::StreamingStats out;
+  const std::uint64_t idx = rng.uniform_mod(records);
+  const auto qb = client.query(idx);
+  const auto t0 = clock::now();
+  const PreparedQuery<P> pq = server.prepare(pp, qb.data(), qb.size());
+  out.prepare = std::chrono::duration<double>(clock::now() - t0).count();
+  std::vector<double> tot, cpu, fdc;
+  std::vector<std::vector<double>> st(4);
+  // process CPU time of the first dimension alone (a loaded machine stretches wall time)
+  struct FdMark : StageObserver<C> {
+    double at = 0;
+    void on_first_dimension(const std::vector<rlwe::MatN<typename P::ring>>&) override {
+      at = bench_detail::process_cpu_seconds();
+    }
+  };
+  for (unsigned t = 0; t < trials; ++t) {
+    double s4[4] = {};
+    FdMark mark;
+    const double c0 = bench_detail::process_cpu_seconds();
+    const auto a = clock::now();
+    const auto resp = server.answer_prepared(pq, server.database(), s4, vanilla ? nullptr : &mark);
+    if (!vanilla) fdc.push_back(mark.at - c0);
+    tot.push_back(std::chrono::duration<double>(clock::now() - a).count());
+    cpu.push_back(bench_detail::process_cpu_seconds() - c0);
+    for (int s = 0; s < 4; ++s) st[s].push_back(s4[s]);
+    out.correct = out.correct && client.decode_plaintexts(resp.data(), resp.size()) == expected(idx);
+  }
+  out.per_db = bench_detail::median(tot);
+  out.per_db_cpu = bench_detail::median(cpu);
+  out.fd_cpu = bench_detail::median(fdc);
+  for (int s = 0; s < 4; ++s) out.stages[s] = bench_detail::median(st[s]);
+  return out;
+}
+
+/// Per-stage noise of one query (the test-only hook; needs the client's secrets).
+template <SpiralParams P, class Expect>
+std::vector<std::pair<std::string, NoiseStat>> measure_noise(const Server<P>& server, const PublicParams<P>& pp,
+                                                             Client<P>& client, std::uint64_t idx, bool& correct,
+                                                             Expect&& expected) {
+  using V = VariantOf<P>;
+  const auto qb = client.query(idx);
+  NoiseMeter<typename V::Comp> meter(client.comp(), V::comp_item(idx));
+  const auto pq = server.prepare(pp, qb.data(), qb.size(), &meter);
+  std::vector<rlwe::MatN<typename P::ring>> finals;
+  const auto resp = server.answer_prepared(pq, server.database(), nullptr, &meter, &finals);
+  auto noise = meter.results();
+  NoiseMeter<P> outer(client.outer(), idx);
+  if constexpr (V::pack) {
+    outer.on_first_dimension(finals);  // the packed cts
+    noise.emplace_back("packing", outer.results().back().second);
+  }
+  outer.on_response(resp.data(), resp.size());
+  noise.emplace_back("modswitch", outer.results().back().second);
+  correct = correct && client.decode_plaintexts(resp.data(), resp.size()) == expected(idx);
+  return noise;
+}
+
 template <SpiralParams P>
 int run_bench(int argc, char** argv) {
-  if constexpr (P::variant != Variant::spiral) {  // issue 8: stream / pack / stream_pack
-    return run_variant_bench<P>(argc, argv);
-  } else {
   using D = Derived<P>;
+  using V = VariantOf<P>;
+  using C = typename V::Comp;
+  using DB = Database<C>;
   using clock = std::chrono::steady_clock;
-  using bench_detail::json_num;
+  constexpr bool vanilla = P::variant == Variant::spiral;
   auto secs = [](clock::time_point a, clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
   try {
     const bench_detail::Options opt = bench_detail::parse(argc, argv);
@@ -322,14 +158,13 @@ int run_bench(int argc, char** argv) {
       throw ArgumentError("bench: --records must be in [1, " + std::to_string(D::num_items) + "]");
     const unsigned threads = resolve_threads(opt.threads);
 
-    // database: random plaintexts; implicit (cyclic) when too large for the budget
-    using DB = Database<P>;
-    std::size_t phys_inst = D::instances, phys_j = DB::J;
+    // database: random computation plaintexts; implicit (cyclic) when too large for the budget
+    std::size_t phys_inst = DB::D::instances, phys_j = DB::J;
     const double budget = opt.max_db_gib * 1073741824.0;
     const bool implicit = opt.implicit || static_cast<double>(D::preprocessed_db_bytes) > budget;
     if (implicit) {
-      const auto l = bench_detail::implicit_db_layout(static_cast<double>(D::preprocessed_db_bytes), D::instances,
-                                                      DB::J, budget);
+      const auto l = bench_detail::implicit_db_layout(static_cast<double>(D::preprocessed_db_bytes),
+                                                      DB::D::instances, DB::J, budget);
       phys_inst = l.phys_inst;
       phys_j = l.phys_j;
     }
@@ -353,34 +188,39 @@ int run_bench(int argc, char** argv) {
     const auto pp = PublicParams<P>::load(ppb.data(), ppb.size(), threads);
     const auto t3 = clock::now();
 
+    // P's plaintexts of an item = C's computation plaintexts concatenated (instance-major; for
+    // pack the n² sub-databases of an instance are its matrix entries in order)
+    auto expected_pts = [&](std::uint64_t item) {
+      const auto loc = ItemLocation<C>::of(V::comp_item(item));
+      std::vector<std::uint8_t> e(DB::D::instances * DB::pt_bytes);
+      const std::uint64_t pj = loc.j % server.database().phys_j();
+      for (std::size_t inst = 0; inst < DB::D::instances; ++inst)
+        source(inst % server.database().phys_instances(), loc.i * DB::J + pj, e.data() + inst * DB::pt_bytes);
+      return e;
+    };
+
     Csprng rng;
     std::vector<double> total, q_t, d_t, cpu_t;
     std::vector<std::vector<double>> stage(kNumStages), stage_cpu(kNumStages);
     bool correct = true;
     std::size_t qbytes = 0, rbytes = 0;
-    auto expected_pts = [&](std::uint64_t item) {
-      const auto loc = ItemLocation<P>::of(item);
-      std::vector<std::uint8_t> e(D::instances * DB::pt_bytes);
-      const std::uint64_t pj = loc.j % server.database().phys_j();
-      for (std::size_t inst = 0; inst < D::instances; ++inst)
-        source(inst % server.database().phys_instances(), loc.i * DB::J + pj, e.data() + inst * DB::pt_bytes);
-      return e;
-    };
     for (unsigned t = 0; t < opt.trials; ++t) {
       const std::uint64_t idx = rng.uniform_mod(records);
       const auto a = clock::now();
       const auto qb = client.query(idx);
       const auto b = clock::now();
       double st[kNumStages] = {};
-      CpuStageClock<P> cpu_clock;
+      CpuStageClock<C> cpu_clock;
       cpu_clock.begin();
-      const auto resp = server.answer(pp, qb.data(), qb.size(), st, &cpu_clock);
+      const auto resp = server.answer(pp, qb.data(), qb.size(), st, vanilla ? &cpu_clock : nullptr);
       const auto c = clock::now();
       const double cpu_end = bench_detail::process_cpu_seconds();
       cpu_t.push_back(cpu_end - cpu_clock.start);
-      const auto cs = cpu_clock.stages(cpu_end);
-      for (std::size_t s = 0; s < kNumStages; ++s) stage_cpu[s].push_back(cs[s]);
-      const auto pts = client.core().decode_plaintexts(resp.data(), resp.size());
+      if (vanilla) {
+        const auto cs = cpu_clock.stages(cpu_end);
+        for (std::size_t s = 0; s < kNumStages; ++s) stage_cpu[s].push_back(cs[s]);
+      }
+      const auto pts = client.decode_plaintexts(resp.data(), resp.size());
       const auto e = clock::now();
       correct = correct && pts == expected_pts(idx);
       q_t.push_back(secs(a, b));
@@ -390,27 +230,16 @@ int run_bench(int argc, char** argv) {
       qbytes = qb.size();
       rbytes = resp.size();
     }
-
-    // the streaming setting, measured exactly as for the variants (answer_prepared: every stage
-    // after the one-time expansion and conversion), so that ratios are like for like
-    const bench_detail::StreamingStats stream = measure_streaming<P>(
-        server, pp, client, records, opt.trials, rng, expected_pts,
-        [&](const std::vector<std::uint8_t>& r) { return client.core().decode_plaintexts(r.data(), r.size()); });
+    const bench_detail::StreamingStats stream =
+        measure_streaming<P>(server, pp, client, records, opt.trials, rng, expected_pts);
     correct = correct && stream.correct;
 
     std::vector<std::pair<std::string, NoiseStat>> noise;
-    if (opt.noise) {
-      const std::uint64_t idx = rng.uniform_mod(records);
-      const auto qb = client.query(idx);
-      NoiseMeter<P> meter(client.core(), idx);
-      const auto resp = server.answer(pp, qb.data(), qb.size(), nullptr, &meter);
-      meter.on_response(resp.data(), resp.size());
-      correct = correct && client.core().decode_plaintexts(resp.data(), resp.size()) == expected_pts(idx);
-      noise = meter.results();
-    }
+    if (opt.noise) noise = measure_noise<P>(server, pp, client, rng.uniform_mod(records), correct, expected_pts);
 
     bench_detail::Report r;
     r.correct = correct;
+    r.variant = vanilla ? nullptr : variant_name(P::variant);
     r.threads = threads;
     r.trials = opt.trials;
     r.server_s = bench_detail::median(total);
@@ -418,12 +247,12 @@ int run_bench(int argc, char** argv) {
     r.stage_names = bench_detail::split_names(kStageNames);
     for (std::size_t s = 0; s < kNumStages; ++s) {
       r.stage_s.push_back(bench_detail::median(stage[s]));
-      r.stage_cpu_s.push_back(bench_detail::median(stage_cpu[s]));
+      if (vanilla) r.stage_cpu_s.push_back(bench_detail::median(stage_cpu[s]));
     }
     r.query_bytes = qbytes;
     r.response_bytes = rbytes;
     r.public_params_bytes = ppb.size();
-    bench_detail::describe_instance<P, P>(r, server, records);
+    bench_detail::describe_instance<P, C>(r, server, records);
     r.keygen_s = secs(t0, t1);
     r.public_params_s = secs(t1, t2);
     r.query_s = bench_detail::median(q_t);
@@ -441,9 +270,6 @@ int run_bench(int argc, char** argv) {
     std::fprintf(stderr, "internal error: %s\n", e.what());
     return 3;
   }
-  }  // vanilla
 }
 
 }  // namespace spiralpir
-
-#include "spiralpir/testing/variant_bench.hpp"

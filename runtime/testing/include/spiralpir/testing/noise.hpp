@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "spiralpir/spiral/client.hpp"
-#include "spiralpir/spiral/server.hpp"
+#include "spiralpir/spiral/client_core.hpp"
+#include "spiralpir/spiral/stages.hpp"
 
 namespace spiralpir {
 
@@ -44,9 +44,9 @@ class NoiseMeter : public StageObserver<P> {
  public:
   using R = typename P::ring;
   using D = Derived<P>;
-  using Pc = proto::Pc<R>;
-  using Pn = proto::Pn<R>;
-  using MatN = proto::MatN<R>;
+  using Pc = rlwe::Pc<R>;
+  using Pn = rlwe::Pn<R>;
+  using MatN = rlwe::MatN<R>;
 
   NoiseMeter(const ClientCore<P>& client, std::uint64_t item) : c_(client), loc_(ItemLocation<P>::of(item)) {}
 
@@ -76,14 +76,14 @@ class NoiseMeter : public StageObserver<P> {
       for (unsigned blk = 0; blk <= P::n; ++blk)
         for (unsigned k = 0; k < P::t_gsw; ++k) {
           const unsigned col = blk * P::t_gsw + k;
-          const u128 zk = proto::pow2_mod(D::bits_gsw * k, D::q);
+          const u128 zk = pow2_mod128(D::bits_gsw * k, D::q);
           for (unsigned row = 0; row < P::n; ++row) {
             Pc expect;
             if (bit) {
               if (blk == 0) {
                 // −z^k · s_row
                 const u128 neg = zk == 0 ? u128{0} : D::q - zk;
-                expect = proto::scaled(c_.secret().s[row], neg);
+                expect = scalar_mul(c_.secret().s[row], neg);
               } else if (blk - 1 == row) {
                 set_const(expect, zk);
               }
@@ -113,7 +113,7 @@ class NoiseMeter : public StageObserver<P> {
   u128 gsw_message(std::size_t g) const {
     const std::size_t f = g / P::t_gsw, k = g % P::t_gsw;
     const bool bit = ((loc_.j >> (P::nu_2 - 1 - f)) & 1) != 0;
-    return bit ? proto::pow2_mod(D::bits_gsw * static_cast<unsigned>(k), D::q) : u128{0};
+    return bit ? pow2_mod128(D::bits_gsw * static_cast<unsigned>(k), D::q) : u128{0};
   }
   static void set_const(Pc& p, u128 v) {
     const auto r = crt_decompose<R>(v);

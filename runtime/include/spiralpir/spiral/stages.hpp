@@ -1,0 +1,334 @@
+// spiralpir/spiral/stages.hpp — the SPIRAL server's named steps over one computation type P:
+//   parse_query → expand (coefficient expansion) → convert (ScalToMat + RegevToGSW)
+//   → first_dimension (DB × matrix Regev, lazy reduction) → fold (external products)
+//   → modswitch_encode (split modulus switching, bit-packed response).
+// Server<P> (server.hpp) composes them once for every variant; a variant skips or adds a step
+// (stream: no expansion; pack: packing.hpp before the modulus switching).
+// All steps take a thread count; every task writes only its own outputs, so the response is
+// identical bit for bit at any thread count.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <tuple>
+#include <vector>
+
+#include "spiralpir/arith/automorphism.hpp"
+#include "spiralpir/arith/dot.hpp"
+#include "spiralpir/arith/gadget.hpp"
+#include "spiralpir/arith/monomial.hpp"
+#include "spiralpir/rlwe/scratch.hpp"
+#include "spiralpir/spiral/database.hpp"
+#include "spiralpir/spiral/first_dim.hpp"
+#include "spiralpir/spiral/keys.hpp"
+
+namespace spiralpir {
+
+template <class R>
+struct RegevCt {  // scalar Regev ciphertext, coefficient domain; phase = b − s·a
+  rlwe::Pc<R> a, b;
+};
+
+/// Test-only observer of intermediate ciphertexts (noise measurement, stage tests).
+template <SpiralParams P>
+struct StageObserver {
+  using R = typename P::ring;
+  virtual ~StageObserver() = default;
+  /// after expansion: first-dimension cts (dim0) and GSW-digit cts (nu_2·t_gsw), scalar Regev
+  virtual void on_expansion(const std::vector<RegevCt<R>>&, const std::vector<RegevCt<R>>&) {}
+  /// after conversion: matrix Regev cts of the first dimension, GSW cts of the folds
+  virtual void on_conversion(const std::vector<rlwe::MatN<R>>&, const std::vector<rlwe::MatN<R>>&) {}
+  /// after the first dimension: instance-major, J cts per instance
+  virtual void on_first_dimension(const std::vector<rlwe::MatN<R>>&) {}
+  /// after fold round r: the surviving cts (instance-major, 2^(nu_2-r-1) per instance)
+  virtual void on_fold(unsigned, const std::vector<rlwe::MatN<R>>&) {}
+};
+
+inline constexpr const char* kStageNames = "expansion,conversion,first_dimension,folding,modswitch";
+inline constexpr std::size_t kNumStages = 5;
+
+template <SpiralParams P>
+struct ServerStages {
+  using R = typename P::ring;
+  using D = Derived<P>;
+  using L = KeyLayout<P>;
+  using Pc = rlwe::Pc<R>;
+  using Pn = rlwe::Pn<R>;
+  using MatN = rlwe::MatN<R>;
+  static constexpr unsigned n = P::n;
+
+  /// Parses a query (header, hash, exact length, coefficients < q): the scalar Regev ct.
+  static RegevCt<R> parse_query(const std::uint8_t* buf, std::size_t len) {
+    check_header<P>(buf, len, ObjectKind::query, D::query_bytes - kHeaderBytes);
+    Seed seed;
+    std::memcpy(seed.data(), buf + kHeaderBytes, 32);
+    BitReader rd(buf + kHeaderBytes + 32, len - kHeaderBytes - 32);
+    RegevCt<R> ct;
+    ct.b = rlwe::get_poly_q<R>(rd, D::q_bits, "query");
+    rd.check_padding_zero("query");
+    ct.a = from_ntt(uniform_poly_ntt<R>(seed, 0));
+    return ct;
+  }
+
+  /// Residue i of the expansion step for one ct c: with ta = τ_k(c.a) (every residue; read only),
+  /// tau = τ_k(c) key-switched back to s_reg with key columns (ka(j), kb(j)), digits of base
+  /// 2^bits; then, residue i only, hi = x^{-half}·(c − tau) (when hi_a != nullptr) and c += tau.
+  /// Every write is to residue i, so the residues of one ct are independent tasks.
+  template <class KA, class KB>
+  static void expand_step_residue(const Pc& ta, Pc& c_a, Pc& c_b, std::uint64_t k, unsigned bits, unsigned t,
+                                  std::size_t i, KA&& ka, KB&& kb, std::size_t half, std::uint64_t* hi_a,
+                                  std::uint64_t* hi_b) {
+    constexpr std::size_t d = R::poly_len;
+    const std::uint64_t p = R::primes[i];
+    std::uint64_t* const dig = rlwe::scratch_words(0, std::size_t{t} * d + 3 * d);
+    std::uint64_t* const sa = dig + std::size_t{t} * d;  // τ_k(c.a) switched: the new a
+    std::uint64_t* const sb = sa + d;                     // τ_k(c.b) + key-switch part: the new b
+    std::uint64_t* const tmp = sb + d;
+    std::vector<const std::uint64_t*> ptr(3 * std::size_t{t});  // digits, then [m·t + j] keys
+    std::vector<std::uint64_t*> dig_out(t);
+    for (unsigned j = 0; j < t; ++j) {
+      dig_out[j] = dig + std::size_t{j} * d;
+      ptr[j] = dig_out[j];
+      ptr[t + j] = ka(j).residue(i);
+      ptr[2 * std::size_t{t} + j] = kb(j).residue(i);
+    }
+    gadget_decompose_residue_ntt<R>(ta, bits, t, i, dig_out.data());
+    std::uint64_t* acc[2] = {sa, sb};
+    dot_residue<R, 2>(i, acc, t, ptr.data(), ptr.data() + t);
+    const auto& tb = tables<R>();
+    ntt_inverse(sa, tb.ntt[i]);
+    ntt_inverse(sb, tb.ntt[i]);
+    automorph_residue(c_b.residue(i), tmp, k, d, p);
+    for (std::size_t z = 0; z < d; ++z) {
+      const std::uint64_t x = sb[z] + tmp[z];
+      sb[z] = x >= p ? x - p : x;
+    }
+    std::uint64_t* const ca = c_a.residue(i);
+    std::uint64_t* const cb = c_b.residue(i);
+    for (auto [cur, tau, hi] : {std::tuple{ca, sa, hi_a}, std::tuple{cb, sb, hi_b}}) {
+      if (hi != nullptr) {
+        for (std::size_t z = 0; z < d; ++z) {
+          const std::uint64_t x = cur[z] + p - tau[z];
+          tmp[z] = x >= p ? x - p : x;
+        }
+        mul_monomial_inv_residue(tmp, hi, half, d, p);
+      }
+      for (std::size_t z = 0; z < d; ++z) {
+        const std::uint64_t x = cur[z] + tau[z];
+        cur[z] = x >= p ? x - p : x;
+      }
+    }
+  }
+
+  /// Coefficient expansion: returns (first-dimension cts [dim0], GSW-digit cts [nu_2·t_gsw]).
+  /// Round r turns each live ct j < 2^r into j and j + 2^r. Tasks are (ct, residue) pairs, the
+  /// right-gadget cts (t_exp_right digits, the costly ones) first: the early rounds have only 1,
+  /// 2, 4 cts, so splitting by residue is what keeps every thread busy there.
+  static void expand(const RegevCt<R>& query, const ExpandedPublicParams<P>& pp, unsigned threads,
+                     std::vector<RegevCt<R>>& first, std::vector<RegevCt<R>>& digits) {
+    constexpr std::size_t np = R::num_primes;
+    const std::size_t total = std::size_t{1} << D::rounds;
+    const std::size_t limit_even = 2 * D::dim0, limit_odd = 2 * D::num_gsw_digits;
+    // cts are allocated when they become live, by the tasks (no serial allocation of them all)
+    std::vector<std::optional<RegevCt<R>>> cur(total);
+    std::vector<char> live(total, 0);
+    cur[0] = query;
+    live[0] = 1;
+    std::vector<std::optional<Pc>> ta;  // τ_k(cur[j].a) of this round's cts (read by every residue's task)
+    std::vector<std::size_t> order;
+    for (unsigned r = 0; r < D::rounds; ++r) {
+      const std::size_t half = std::size_t{1} << r;
+      const std::uint64_t k = L::automorph_k(r);
+      auto uses_right = [&](std::size_t j) { return r == 0 || (j & 1) != 0; };
+      order.clear();
+      for (int right = 1; right >= 0; --right)
+        for (std::size_t j = 0; j < half; ++j) {
+          if (!live[j] || uses_right(j) != (right == 1)) continue;
+          if (r > 0 && (j & 1) != 0 && r >= D::rounds_right) continue;  // right branch finished
+          order.push_back(j);
+        }
+      // descendants of j + half are ≡ j + half mod 2^(r+1); needed iff below their branch limit
+      auto needs_hi = [&](std::size_t j) {
+        return (r == 0) ? D::num_gsw_digits > 0 : j + half < ((j & 1) != 0 ? limit_odd : limit_even);
+      };
+      if (ta.size() < order.size()) ta.resize(order.size());
+      parallel_for(threads, order.size(), [&](std::size_t x) {
+        const std::size_t j = order[x];
+        if (!ta[x]) ta[x].emplace();
+        for (std::size_t i = 0; i < np; ++i)
+          automorph_residue(cur[j]->a.residue(i), ta[x]->residue(i), k, R::poly_len, R::primes[i]);
+        if (needs_hi(j)) {
+          cur[j + half].emplace();
+          live[j + half] = 1;
+        }
+      });
+      parallel_for(threads, order.size() * np, [&](std::size_t task) {
+        const std::size_t x = task / np, i = task % np, j = order[x];
+        RegevCt<R>& c = *cur[j];
+        const bool hi = needs_hi(j);
+        std::uint64_t* hi_a = hi ? cur[j + half]->a.residue(i) : nullptr;
+        std::uint64_t* hi_b = hi ? cur[j + half]->b.residue(i) : nullptr;
+        if (uses_right(j))
+          expand_step_residue(
+              *ta[x], c.a, c.b, k, D::bits_exp_right, P::t_exp_right, i,
+              [&](unsigned c0) -> const Pn& { return pp.right_a(r, c0); },
+              [&](unsigned c0) -> const Pn& { return pp.right_b(r, c0); }, half, hi_a, hi_b);
+        else
+          expand_step_residue(
+              *ta[x], c.a, c.b, k, D::bits_exp_left, P::t_exp_left, i,
+              [&](unsigned c0) -> const Pn& { return pp.left_a(r, c0); },
+              [&](unsigned c0) -> const Pn& { return pp.left_b(r, c0); }, half, hi_a, hi_b);
+      });
+    }
+    first.clear();
+    digits.clear();
+    first.reserve(D::dim0);
+    digits.reserve(D::num_gsw_digits);
+    auto take = [&](std::size_t x) { return cur[x] ? std::move(*cur[x]) : RegevCt<R>{}; };
+    for (std::size_t i = 0; i < D::dim0; ++i) first.push_back(take(2 * i));
+    for (std::size_t g = 0; g < D::num_gsw_digits; ++g) digits.push_back(take(2 * g + 1));
+  }
+
+  /// ScalToMat from precomputed conv digits of a (NTT, dig_a[0..t_conv)) and b (NTT): column i < n
+  /// of the (n+1)×n matrix Regev ct is written to column col(i) of out.
+  template <class Col>
+  static void scal_to_mat_into(const Pn* dig_a, const Pn& b_ntt, const ExpandedPublicParams<P>& pp, MatN& out,
+                               Col&& col) {
+    for (unsigned i = 0; i < n; ++i) {
+      const std::size_t c = col(i);
+      std::array<Pn*, n + 1> outs;
+      for (unsigned row = 0; row <= n; ++row) outs[row] = &out.at(row, c);
+      dot_multi<R, n + 1>(
+          outs, P::t_conv, [&](std::size_t k) -> const Pn& { return dig_a[k]; },
+          [&](std::size_t m, std::size_t k) -> const Pn& {
+            return m == 0 ? pp.s2m_a(i * P::t_conv + k) : pp.s2m_b(i * P::t_conv + k, static_cast<unsigned>(m - 1));
+          });
+      out.at(i + 1, c) += b_ntt;
+    }
+  }
+
+  /// ScalToMat on the first-dimension cts and RegevToGSW on the digit cts: one task per ct, the
+  /// (costlier) digit cts first; each task allocates and writes only its own outputs.
+  static void convert(const std::vector<RegevCt<R>>& first, const std::vector<RegevCt<R>>& digits,
+                      const ExpandedPublicParams<P>& pp, unsigned threads, std::vector<MatN>& first_mats,
+                      std::vector<MatN>& gsw) {
+    const std::size_t cols = std::size_t{n + 1} * P::t_gsw;
+    first_mats.clear();
+    first_mats.resize(first.size());
+    gsw.clear();
+    gsw.resize(P::nu_2);
+    parallel_for(threads, gsw.size(), [&](std::size_t f) { gsw[f] = MatN(n + 1, cols); });
+    auto to_ntt_into = [](const Pc& x, Pn& out) {
+      std::copy(x.data(), x.data() + Pc::size(), out.data());
+      const auto& tb = tables<R>();
+      for (std::size_t i = 0; i < R::num_primes; ++i) ntt_forward(out.residue(i), tb.ntt[i]);
+    };
+    // digit task g = one digit ct: column k of block 0 (RegevToGSW) and column (i+1)·t_gsw + k of
+    // blocks 1..n (ScalToMat), k = g mod t_gsw, of GSW ct f = g / t_gsw
+    parallel_for(threads, digits.size() + first.size(), [&](std::size_t task) {
+      std::vector<Pn>& dig = rlwe::scratch<R>(2, 2 * std::size_t{P::t_conv} + 1);
+      Pn& b_ntt = dig[2 * P::t_conv];
+      if (task >= digits.size()) {
+        const std::size_t i = task - digits.size();
+        MatN m(n + 1, n);
+        gadget_decompose_ntt_into<R>(first[i].a, D::bits_conv, P::t_conv, dig.data(), 1);
+        to_ntt_into(first[i].b, b_ntt);
+        scal_to_mat_into(dig.data(), b_ntt, pp, m, [](unsigned c) { return std::size_t{c}; });
+        first_mats[i] = std::move(m);
+        return;
+      }
+      const std::size_t g = task, f = g / P::t_gsw, k = g % P::t_gsw;
+      MatN& G = gsw[f];
+      gadget_decompose_ntt_into<R>(digits[g].a, D::bits_conv, P::t_conv, dig.data(), 1);
+      to_ntt_into(digits[g].b, b_ntt);
+      scal_to_mat_into(dig.data(), b_ntt, pp, G, [&](unsigned i) { return (i + 1) * std::size_t{P::t_gsw} + k; });
+      gadget_decompose_ntt_into<R>(digits[g].b, D::bits_conv, P::t_conv, dig.data() + P::t_conv, 1);
+      std::array<Pn*, n + 1> outs;
+      for (unsigned row = 0; row <= n; ++row) outs[row] = &G.at(row, k);
+      dot_multi<R, n + 1>(
+          outs, 2 * P::t_conv, [&](std::size_t l) -> const Pn& { return dig[l]; },
+          [&](std::size_t m, std::size_t l) -> const Pn& {
+            return m == 0 ? pp.r2g_a(l) : pp.r2g_b(l, static_cast<unsigned>(m - 1));
+          });
+    });
+  }
+
+  /// First dimension: out[inst·J + j] = Σ_i first_mats[i] · DB[inst][i][j].
+  static std::vector<MatN> first_dimension(const std::vector<MatN>& first_mats, const Database<P>& db,
+                                           unsigned threads) {
+    return FirstDim<P>::run(first_mats, db, threads);
+  }
+  /// the same from the query matrices already in the kernel's order (FirstDim::tile)
+  static std::vector<MatN> first_dimension(const typename FirstDim<P>::Query& query, const Database<P>& db,
+                                           unsigned threads) {
+    return FirstDim<P>::run(query, db, threads);
+  }
+
+  /// External product GSW ⊡ C for an (n+1)×n matrix Regev ct C.
+  static MatN external_product(const MatN& gsw, const MatN& c) {
+    // index (row·t_gsw + k)·n + col
+    std::vector<Pn>& dig = rlwe::scratch<R>(1, std::size_t{n + 1} * P::t_gsw * n);
+    for (unsigned row = 0; row <= n; ++row)
+      for (unsigned col = 0; col < n; ++col)
+        gadget_decompose_ntt_into<R>(from_ntt(c.at(row, col)), D::bits_gsw, P::t_gsw,
+                                     &dig[std::size_t{row} * P::t_gsw * n + col], n);
+    MatN out = MatN::uninitialised(n + 1, n);  // dot_multi sets every word
+    const std::size_t K = std::size_t{n + 1} * P::t_gsw;
+    for (unsigned col = 0; col < n; ++col) {
+      std::array<Pn*, n + 1> outs;
+      for (unsigned r = 0; r <= n; ++r) outs[r] = &out.at(r, col);
+      dot_multi<R, n + 1>(
+          outs, K, [&](std::size_t x) -> const Pn& { return dig[x * n + col]; },
+          [&](std::size_t m, std::size_t x) -> const Pn& { return gsw.at(m, x); });
+    }
+    return out;
+  }
+
+  /// Folding: nu_2 rounds; round r combines pairs (j, j + L/2) with GSW_r (bit nu_2−1−r of j).
+  /// `cts` is consumed: it ends as the 1 ct per instance.
+  static void fold(std::vector<MatN>& cts, const std::vector<MatN>& gsw, unsigned threads,
+                   StageObserver<P>* obs = nullptr) {
+    const std::size_t J = D::dim_rest;
+    for (unsigned r = 0; r < P::nu_2; ++r) {
+      const std::size_t len = J >> r, halfl = len / 2;
+      std::vector<MatN> next(D::instances * halfl);
+      parallel_for(threads, D::instances * halfl, [&](std::size_t task) {
+        const std::size_t inst = task / halfl, j = task % halfl;
+        const MatN& c0 = cts[inst * len + j];
+        MatN& c1 = cts[inst * len + j + halfl];  // this round's last use: the difference in place
+        c1 -= c0;
+        next[task] = external_product(gsw[r], c1);
+        next[task] += c0;
+      });
+      cts = std::move(next);
+      if (obs) obs->on_fold(r, cts);
+    }
+  }
+
+  /// Split modulus switching (row 0 → q2, rows 1..n → q1 = 4p) and bit packing.
+  static std::vector<std::uint8_t> modswitch_encode(const std::vector<MatN>& finals, unsigned threads) {
+    std::vector<std::uint8_t> out(D::response_bytes, 0);
+    write_header<P>(out.data(), ObjectKind::response, D::response_bytes - kHeaderBytes);
+    // switch in parallel (one task per instance and matrix entry), pack sequentially
+    constexpr std::size_t entries = std::size_t{n + 1} * n;
+    std::vector<std::vector<std::uint64_t>> vals(D::instances, std::vector<std::uint64_t>(entries * D::d));
+    parallel_for(threads, D::instances * entries, [&](std::size_t task) {
+      const std::size_t inst = task / entries, e = task % entries;
+      const unsigned row = static_cast<unsigned>(e / n), col = static_cast<unsigned>(e % n);
+      const Pc c = from_ntt(finals[inst].at(row, col));
+      const std::uint64_t to = row == 0 ? D::q2 : D::q1;
+      std::uint64_t* v = vals[inst].data() + e * D::d;
+      for (std::size_t z = 0; z < D::d; ++z) v[z] = round_modswitch<R>(coeff(c, z), to);
+    });
+    BitWriter w(out.data() + kHeaderBytes);
+    for (std::size_t inst = 0; inst < D::instances; ++inst) {
+      std::size_t x = 0;
+      for (unsigned row = 0; row <= n; ++row)
+        for (unsigned col = 0; col < n; ++col)
+          for (std::size_t z = 0; z < D::d; ++z) w.put(vals[inst][x++], row == 0 ? P::q2_bits : D::q1_bits);
+    }
+    return out;
+  }
+};
+
+}  // namespace spiralpir
