@@ -189,8 +189,13 @@ std::uint32_t Csprng::next_u32() {
 }
 
 std::uint64_t Csprng::next_u64() {
+  std::lock_guard<std::mutex> g(mu_);
+  return next_u64_locked();
+}
+
+std::uint64_t Csprng::next_u64_locked() {
   std::uint8_t b[8];
-  fill(b, 8);
+  fill_locked(b, 8);
   return static_cast<std::uint64_t>(load_le32(b)) | (static_cast<std::uint64_t>(load_le32(b + 4)) << 32);
 }
 
@@ -199,14 +204,33 @@ u128 Csprng::next_u128() {
   return (static_cast<u128>(next_u64()) << 64) | lo;
 }
 
-std::uint64_t Csprng::uniform_mod(std::uint64_t q) {
+namespace {
+
+// Accept r below the largest multiple of q that fits in 64 bits: r mod q is then uniform.
+std::uint64_t reject_bound(std::uint64_t q) {
   if (q == 0) throw std::invalid_argument("Csprng::uniform_mod: q must be positive");
-  // Accept r below the largest multiple of q that fits in 64 bits: r mod q is then uniform.
-  const std::uint64_t reject_from = ~std::uint64_t{0} - (~std::uint64_t{0} % q + 1) % q;
+  return ~std::uint64_t{0} - (~std::uint64_t{0} % q + 1) % q;
+}
+
+}  // namespace
+
+std::uint64_t Csprng::uniform_mod_locked(std::uint64_t q, std::uint64_t reject_from) {
   for (;;) {
-    const std::uint64_t r = next_u64();
+    const std::uint64_t r = next_u64_locked();
     if (r <= reject_from) return r % q;
   }
+}
+
+std::uint64_t Csprng::uniform_mod(std::uint64_t q) {
+  const std::uint64_t reject_from = reject_bound(q);
+  std::lock_guard<std::mutex> g(mu_);
+  return uniform_mod_locked(q, reject_from);
+}
+
+void Csprng::uniform_mod_fill(std::uint64_t* out, std::size_t count, std::uint64_t q) {
+  const std::uint64_t reject_from = reject_bound(q);
+  std::lock_guard<std::mutex> g(mu_);
+  for (std::size_t j = 0; j < count; ++j) out[j] = uniform_mod_locked(q, reject_from);
 }
 
 }  // namespace spiralpir

@@ -67,5 +67,23 @@ TEST(Csprng, UniformModCoversRangeEvenly) {
   EXPECT_THROW(rng.uniform_mod(0), std::invalid_argument);
 }
 
+TEST(Csprng, UniformModFillIsTheSameStreamAsOneAtATime) {
+  // Seed expansion defines the wire format: the bulk draw must give exactly the values (and
+  // leave the generator exactly where) count single draws would, rejections included.
+  Seed seed{};
+  seed[0] = 0x5a;
+  for (const std::uint64_t q : {std::uint64_t{7}, std::uint64_t{268369921}, std::uint64_t{(1ULL << 63) + 1}}) {
+    Csprng one(seed, 3), bulk(seed, 3);
+    std::vector<std::uint64_t> expected(1000), got(1000);
+    for (auto& v : expected) v = one.uniform_mod(q);
+    bulk.uniform_mod_fill(got.data(), got.size(), q);
+    EXPECT_EQ(got, expected) << q;
+    EXPECT_EQ(bulk.next_u64(), one.next_u64()) << q;
+  }
+  Csprng rng(seed, 4);
+  std::uint64_t out = 0;
+  EXPECT_THROW(rng.uniform_mod_fill(&out, 1, 0), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace spiralpir

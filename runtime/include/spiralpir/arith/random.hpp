@@ -15,6 +15,8 @@
 //     fill(void* out, size_t n), fill(std::span<uint8_t>)
 //     next_u32(), next_u64(), next_u128()  little-endian words of the keystream
 //     uniform_mod(uint64_t q)              uniform in [0, q) by rejection (q ≥ 1)
+//     uniform_mod_fill(out, count, q)      the values of count calls of uniform_mod(q), under one
+//                                          lock (seed expansion draws a polynomial at a time)
 //   using Seed = std::array<uint8_t, 32>
 //
 // Thread safety: every member may be called concurrently on one generator (an internal mutex;
@@ -55,11 +57,14 @@ class Csprng {
   std::uint64_t next_u64();
   u128 next_u128();
   std::uint64_t uniform_mod(std::uint64_t q);
+  void uniform_mod_fill(std::uint64_t* out, std::size_t count, std::uint64_t q);
 
  private:
   void key(const Seed& seed, std::uint64_t stream_id) noexcept;
   void take_from(Csprng& other) noexcept;  // both locked by the caller
   void fill_locked(std::uint8_t* out, std::size_t n);
+  std::uint64_t next_u64_locked();
+  std::uint64_t uniform_mod_locked(std::uint64_t q, std::uint64_t reject_from);
   void refill() noexcept;
   void rekey_if_forked();
   void wipe() noexcept;

@@ -20,8 +20,7 @@ template <class P>
 void fill_uniform(P& out, Csprng& rng) {
   using R = typename P::ring;
   for (std::size_t i = 0; i < R::num_primes; ++i) {
-    std::uint64_t* r = out.residue(i);
-    for (std::size_t j = 0; j < R::poly_len; ++j) r[j] = rng.uniform_mod(R::primes[i]);
+    rng.uniform_mod_fill(out.residue(i), R::poly_len, R::primes[i]);
   }
 }
 }  // namespace detail
