@@ -162,7 +162,8 @@ def _run(cmd: list[str], what: str, show_progress: bool) -> None:
                 if bar is None:
                     from tqdm import tqdm
 
-                    bar = tqdm(total=total, desc=what, unit="step", file=sys.stderr, leave=False)
+                    bar = tqdm(total=total, desc=what, unit="step", file=sys.stderr, leave=False,
+                               disable=None)  # no bar when stderr is not a terminal (CI logs)
                 bar.total = total
                 bar.n = done
                 bar.refresh()

@@ -174,8 +174,7 @@ void Csprng::fill_locked(std::uint8_t* p, std::size_t n) {
   while (n > 0) {
     if (pos_ >= buf_.size()) refill();
     const std::size_t take = std::min(n, buf_.size() - pos_);
-    std::memcpy(p, buf_.data() + pos_, take);
-    secure_wipe(buf_.data() + pos_, take);  // bytes handed out do not stay behind in the buffer
+    std::memcpy(p, buf_.data() + pos_, take);  // handed-out bytes stay until the next refill
     pos_ += take;
     p += take;
     n -= take;
@@ -230,7 +229,23 @@ std::uint64_t Csprng::uniform_mod(std::uint64_t q) {
 void Csprng::uniform_mod_fill(std::uint64_t* out, std::size_t count, std::uint64_t q) {
   const std::uint64_t reject_from = reject_bound(q);
   std::lock_guard<std::mutex> g(mu_);
-  for (std::size_t j = 0; j < count; ++j) out[j] = uniform_mod_locked(q, reject_from);
+  fill_locked(nullptr, 0);  // the moved-from and fork checks, once for the whole draw
+  for (std::size_t j = 0; j < count; ++j) {
+    for (;;) {
+      std::uint64_t r;
+      if (pos_ + 8 <= buf_.size()) {  // straight from the buffer: the bytes next_u64 would read
+        r = static_cast<std::uint64_t>(load_le32(buf_.data() + pos_)) |
+            (static_cast<std::uint64_t>(load_le32(buf_.data() + pos_ + 4)) << 32);
+        pos_ += 8;
+      } else {
+        r = next_u64_locked();
+      }
+      if (r <= reject_from) {
+        out[j] = r % q;
+        break;
+      }
+    }
+  }
 }
 
 }  // namespace spiralpir

@@ -22,8 +22,9 @@
 // Thread safety: every member may be called concurrently on one generator (an internal mutex;
 // concurrent callers get disjoint parts of the stream). A moved-from generator throws
 // std::logic_error on use instead of repeating the stream. The key and keystream buffer are
-// wiped on destruction and when keyed, the OS seed right after keying, handed-out bytes as they
-// leave the buffer.
+// wiped on destruction and when keyed, the OS seed right after keying; handed-out bytes stay in
+// the buffer only until the next refill overwrites them (wiping every draw doubled the cost of
+// expanding a seeded query).
 #pragma once
 
 #include <array>
