@@ -124,12 +124,17 @@ void gadget_decompose_residues(const PolyCoeff<R>& x, unsigned bits, unsigned t,
   } else {
     // scalar path: each coefficient by Garner's CRT, its digits in int64 when q < 2^62 (every
     // intermediate fits), else through gadget_digits in 128 bits
+    // The output rows, looked up once: through `out` every store would reload them (the
+    // compiler cannot prove a store does not change the polynomials' pointers).
+    std::vector<std::uint64_t*> rows(std::size_t{t} * np, nullptr);
+    for (unsigned k = 0; k < t; ++k)
+      for (std::size_t i = i0; i < i1; ++i) rows[std::size_t{k} * np + i] = out(k, i);
     auto store = [&](unsigned k, std::size_t z, std::int64_t dg) {
       for (std::size_t i = i0; i < i1; ++i) {
         const std::int64_t p = static_cast<std::int64_t>(R::primes[i]);
         std::int64_t m = dg;
         if (m >= p || m <= -p) m %= p;  // only for very wide digits (base > p_i)
-        out(k, i)[z] = static_cast<std::uint64_t>(m + (m < 0 ? p : 0));
+        rows[std::size_t{k} * np + i][z] = static_cast<std::uint64_t>(m + (m < 0 ? p : 0));
       }
     };
     std::uint64_t r[np];
