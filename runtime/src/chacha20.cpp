@@ -168,9 +168,13 @@ void Csprng::fill(void* out, std::size_t n) {
   fill_locked(static_cast<std::uint8_t*>(out), n);
 }
 
-void Csprng::fill_locked(std::uint8_t* p, std::size_t n) {
+void Csprng::check_usable() {
   if (!live_) throw std::logic_error("spiralpir: use of a moved-from Csprng");
   if (pid_ != 0 && fork_generation() != forks_) rekey_if_forked();
+}
+
+void Csprng::fill_locked(std::uint8_t* p, std::size_t n) {
+  check_usable();
   while (n > 0) {
     if (pos_ >= buf_.size()) refill();
     const std::size_t take = std::min(n, buf_.size() - pos_);
@@ -213,23 +217,16 @@ std::uint64_t reject_bound(std::uint64_t q) {
 
 }  // namespace
 
-std::uint64_t Csprng::uniform_mod_locked(std::uint64_t q, std::uint64_t reject_from) {
-  for (;;) {
-    const std::uint64_t r = next_u64_locked();
-    if (r <= reject_from) return r % q;
-  }
-}
-
 std::uint64_t Csprng::uniform_mod(std::uint64_t q) {
-  const std::uint64_t reject_from = reject_bound(q);
-  std::lock_guard<std::mutex> g(mu_);
-  return uniform_mod_locked(q, reject_from);
+  std::uint64_t out = 0;
+  uniform_mod_fill(&out, 1, q);
+  return out;
 }
 
 void Csprng::uniform_mod_fill(std::uint64_t* out, std::size_t count, std::uint64_t q) {
   const std::uint64_t reject_from = reject_bound(q);
   std::lock_guard<std::mutex> g(mu_);
-  fill_locked(nullptr, 0);  // the moved-from and fork checks, once for the whole draw
+  check_usable();  // once for the whole draw
   for (std::size_t j = 0; j < count; ++j) {
     for (;;) {
       std::uint64_t r;

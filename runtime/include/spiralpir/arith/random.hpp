@@ -63,9 +63,9 @@ class Csprng {
  private:
   void key(const Seed& seed, std::uint64_t stream_id) noexcept;
   void take_from(Csprng& other) noexcept;  // both locked by the caller
+  void check_usable();  // a moved-from generator throws; a forked OS-keyed one rekeys
   void fill_locked(std::uint8_t* out, std::size_t n);
   std::uint64_t next_u64_locked();
-  std::uint64_t uniform_mod_locked(std::uint64_t q, std::uint64_t reject_from);
   void refill() noexcept;
   void rekey_if_forked();
   void wipe() noexcept;
