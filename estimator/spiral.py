@@ -13,7 +13,6 @@ exposes nothing to the server.
 
 from __future__ import annotations
 
-import json
 import math
 from importlib import metadata
 from pathlib import Path
@@ -28,6 +27,7 @@ from .distributions import (
 )
 from .errors import SpiralpirError
 from .estimate import Report, estimate
+from .jsonfile import read_json_object
 from .lwe_parameters import LWEParameters
 
 MAX_LOG2_MODULUS = 220.0
@@ -148,13 +148,4 @@ def params_from_mapping(data: dict[str, Any]) -> tuple[int, int, float, str]:
 
 
 def load_params_file(path: str | Path) -> tuple[int, int, float, str]:
-    p = Path(path)
-    try:
-        data = json.loads(p.read_text())
-    except OSError as exc:
-        raise SpiralpirError(f"cannot read parameters file {p}: {exc.strerror}") from None
-    except json.JSONDecodeError as exc:
-        raise SpiralpirError(f"parameters file {p} is not valid JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise SpiralpirError(f"parameters file {p} must hold a JSON object")
-    return params_from_mapping(data)
+    return params_from_mapping(read_json_object(path, "parameters file"))

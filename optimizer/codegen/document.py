@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from spiralpir.estimator.jsonfile import read_json_object
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.params.parameters import Parameters
 
@@ -59,12 +60,4 @@ def parse_plan_document(doc: Mapping[str, Any]) -> tuple[dict[str, Any], dict[st
 
 
 def load_document(path: Path) -> dict[str, Any]:
-    try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise SpiralpirError(f"no such parameters file: {path}") from exc
-    except json.JSONDecodeError as exc:
-        raise SpiralpirError(f"{path} is not valid JSON: {exc}") from exc
-    if not isinstance(doc, dict):
-        raise SpiralpirError(f"{path} must hold a JSON object")
-    return doc
+    return read_json_object(path, "parameters file")

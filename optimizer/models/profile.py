@@ -11,10 +11,12 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from spiralpir.estimator.jsonfile import read_json_object
 from spiralpir.optimizer.errors import SpiralpirError
 
 ONE_TIME_STAGES = ("expansion", "conversion")  # server_prepare: once per (streamed) query
@@ -95,14 +97,13 @@ class Profile:
     def load(cls, path: str | Path | None = None) -> Profile:
         """Load a profile file; None -> the shipped default (models/profiles/default.json)."""
         if path is None:
-            text = resources.files("spiralpir.optimizer.models").joinpath(
-                "profiles/default.json").read_text()
-            return cls.from_dict(json.loads(text), "profiles/default.json")
-        p = Path(path)
-        try:
-            doc = json.loads(p.read_text())
-        except OSError as exc:
-            raise SpiralpirError(f"cannot read machine profile {p}: {exc.strerror}") from exc
-        except json.JSONDecodeError as exc:
-            raise SpiralpirError(f"machine profile {p} is not JSON: {exc}") from exc
-        return cls.from_dict(doc, str(p))
+            return _default_profile()
+        return cls.from_dict(read_json_object(path, "machine profile"), str(path))
+
+
+@cache
+def _default_profile() -> Profile:
+    """The shipped profile, read once (the planner asks for it on every plan)."""
+    shipped = resources.files("spiralpir.optimizer.models").joinpath("profiles/default.json")
+    text = shipped.read_text()
+    return Profile.from_dict(json.loads(text), "profiles/default.json")

@@ -377,6 +377,15 @@ class ServerDb(_Handle):
         return data, out
 
 
+def build_literal(params_json: Path, ci: bool) -> dict[str, Any]:
+    """The parameters a generated build compiles: its params.json's, or its CI twin's."""
+    try:
+        params = dict(json.loads(Path(params_json).read_text())["params"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise SpiralpirError(f"unreadable {params_json}: {exc}") from exc
+    return ci_literal(params) if ci else params
+
+
 class Build:
     """A generated build, compiled and loaded: the full instance or its CI-sized twin.
 
@@ -388,9 +397,7 @@ class Build:
         self.name: str = inst.name
         self.ci = ci
         self.source_dir: Path = inst.source_dir
-        doc = json.loads(inst.params_json.read_text())
-        params = dict(doc["params"])
-        self.params: dict[str, Any] = ci_literal(params) if ci else params
+        self.params: dict[str, Any] = build_literal(inst.params_json, ci)
         self.prefix = f"spiralpir_{self.name}_ci" if ci else f"spiralpir_{self.name}"
         self.lib = load(inst.library, self.prefix)
 

@@ -39,7 +39,7 @@ import requests
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.resources import GENERATED_DIR
 from spiralpir.optimizer.service import http_api as api
-from spiralpir.optimizer.service.binding import Build, ClientKeys, ci_literal
+from spiralpir.optimizer.service.binding import Build, ClientKeys, build_literal
 from spiralpir.optimizer.service.builds import open_build
 from spiralpir.optimizer.service.results import BlockResult, QueryResult, StreamResult
 from tqdm import tqdm
@@ -79,16 +79,6 @@ def differing_fields(server: Mapping[str, Any], local: Mapping[str, Any]) -> lis
     return out
 
 
-def local_literal(source_dir: Path, ci: bool) -> dict[str, Any]:
-    """The parameters a generated directory would build (its params.json; the CI twin's)."""
-    try:
-        doc = json.loads((source_dir / "params.json").read_text())
-        params = dict(doc["params"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise SpiralpirError(f"unreadable {source_dir / 'params.json'}: {exc}") from exc
-    return ci_literal(params) if ci else params
-
-
 def check_same_params(server: object, local: Mapping[str, Any], what: str,
                       exact: bool = False) -> None:
     """An error naming each field the server reports differently from `local` (with `exact`,
@@ -125,8 +115,8 @@ def read_reply(r: Any, limit: int, what: str) -> Reply:
     (the limit applies to 200/201 bodies; error bodies get the JSON limit)."""
     with r:
         cap = limit if r.status_code in (200, 201) else MAX_JSON_BYTES
-        declared = r.headers.get("Content-Length")
-        if declared is not None and declared.isdigit() and int(declared) > cap:
+        declared = r.headers.get("Content-Length", "")
+        if declared.isascii() and declared.isdigit() and int(declared) > cap:
             raise SpiralpirError(f"{what}: the server announced a {declared}-byte reply, more "
                                  f"than the {cap} bytes expected; refusing it")
         body = bytearray()
@@ -228,7 +218,8 @@ class PirClient:
                 )
             ci = self.info.get("ci") is True
             # before anything is compiled: the server must run what this directory builds
-            check_same_params(server_params, local_literal(src, ci), str(src / "params.json"))
+            local = src / "params.json"
+            check_same_params(server_params, build_literal(local, ci), str(local))
             build = open_build(src, build_dir, ci=ci, show_progress=show_progress)
         self.build = build
         if build.name != name:

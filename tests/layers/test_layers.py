@@ -31,7 +31,11 @@ PY_ROOTS: Mapping[str, str] = {
 # so each root package sits at the bottom of its own tree.
 PY_LAYERS: Sequence[Mapping[str, Sequence[str]]] = (
     # the estimator: lattice security, knows nothing of the optimizer
-    {"estimator/errors": ("spiralpir.estimator", "spiralpir.estimator.errors")},
+    {"estimator/errors": (
+        "spiralpir.estimator",
+        "spiralpir.estimator.errors",
+        "spiralpir.estimator.jsonfile",
+    )},
     {"estimator/foundations": (
         "spiralpir.estimator.logmath",
         "spiralpir.estimator.search",
