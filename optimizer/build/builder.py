@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
-import json
 import os
 import re
 import shutil
@@ -236,7 +235,3 @@ def build(source_dir: Path, build_dir: Path | None = None, jobs: int | None = No
         if not artifact.is_file():
             raise SpiralpirError(f"build of {inst.name} did not produce {artifact}")
     return inst
-
-
-def load_params_document(inst: Instance) -> dict[str, object]:
-    return json.loads(inst.params_json.read_text())
