@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import store_torture
 from spiralpir.optimizer.build import builder
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.service import atomic_file, store
@@ -222,3 +223,9 @@ def test_truncated_while_mapped_is_refused_not_a_crash(
     assert not again.server.loaded_from_cache
     again.check(db, rng)
     again.close()
+
+
+def test_torture_round(demo_inst: builder.Instance, rng: random.Random) -> None:
+    """A short round of store_torture.py (CI runs it for 60 s: .ci/store-torture)."""
+    tally = store_torture.run(8.0, rng.randrange(1 << 32), Build(demo_inst))
+    assert tally.iterations >= 2 and tally.answers >= 8, tally.line()
