@@ -106,6 +106,14 @@ def save(path: Path, tie: Tie, write_object: Callable[[Path], None]) -> None:
     """Write the store at ``path`` atomically: ``write_object(tmp)`` writes the runtime object
     (ServerDb.save_db), then the trailer is appended, the file fsynced and renamed."""
     path = Path(path)
+    try:
+        _save(path, tie, write_object)
+    except OSError as exc:
+        raise SpiralpirError(f"cannot write the preprocessed database {path}: "
+                             f"{exc.strerror or exc}") from None
+
+
+def _save(path: Path, tie: Tie, write_object: Callable[[Path], None]) -> None:
     with atomic_file.replacing(path) as tmp:
         write_object(tmp)
         with open(tmp, "r+b") as fh:

@@ -229,3 +229,11 @@ def test_torture_round(demo_inst: builder.Instance, rng: random.Random) -> None:
     """A short round of store_torture.py (CI runs it for 60 s: .ci/store-torture)."""
     tally = store_torture.run(8.0, rng.randrange(1 << 32), Build(demo_inst))
     assert tally.iterations >= 2 and tally.answers >= 8, tally.line()
+
+
+def test_unwritable_store_is_one_error(tmp_path: Path) -> None:
+    tie = _tie(100)
+    (tmp_path / "dir.store").mkdir()
+    with pytest.raises(SpiralpirError, match=r"cannot write the preprocessed database .*dir\.store"):
+        store.save(tmp_path / "dir.store", tie, _write_object(tie, bytes(100)))
+    assert sorted(os.listdir(tmp_path)) == ["dir.store"]
