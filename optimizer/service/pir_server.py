@@ -205,7 +205,8 @@ class PirServer:
         start = time.perf_counter()
         try:
             with store.opened(path, tie) as checked:
-                block.db.map_db(Path(checked))
+                block.db.map_db(path)
+                store.ensure_same(path, checked)
         except store.StoreMissing:
             return False
         except SpiralpirError as exc:  # StoreRejected, or the runtime's own checks

@@ -7,7 +7,8 @@ XXH3-64 checksum of every 1 MiB chunk of the object, and is written before the f
 into place (atomic_file.py), so a store is either whole and tied to its source or absent; no
 sidecar file can disagree with it. ``opened`` checks all of it before the runtime maps the
 file (one sequential read, about 0.5 s per GiB from the page cache) and refuses, with the
-reason, anything else: a flipped bit, another database's store, a truncated or older file.
+reason, anything else: a flipped bit, another database's store, a truncated or older file,
+a file renamed over it between the check and the mapping.
 """
 
 from __future__ import annotations
@@ -172,11 +173,10 @@ def _check(fd: int, tie: Tie, what: str) -> None:
 
 
 @contextlib.contextmanager
-def opened(path: Path, tie: Tie) -> Iterator[str]:
-    """Check the store at ``path`` against ``tie`` (trailer, header, every chunk) and yield a
-    path to the very file checked (/proc/self/fd/N: a file renamed over ``path`` meanwhile
-    is not the one mapped) for the runtime to map while the context is open. Raises
-    StoreMissing or StoreRejected."""
+def opened(path: Path, tie: Tie) -> Iterator[os.stat_result]:
+    """Check the store at ``path`` against ``tie`` (trailer, header, every chunk) and yield
+    the checked file's identity while it is held open; map ``path`` inside the context, then
+    call ``ensure_same``. Raises StoreMissing or StoreRejected."""
     path = Path(path)
     what = f"preprocessed database {path}"
     try:
@@ -187,10 +187,20 @@ def opened(path: Path, tie: Tie) -> Iterator[str]:
         raise StoreRejected(f"{what}: cannot open: {exc.strerror}") from None
     try:
         _check(fd, tie, what)
-        proc = f"/proc/self/fd/{fd}"
-        yield proc if os.path.exists(proc) else str(path)
+        yield os.fstat(fd)
     finally:
         os.close(fd)
+
+
+def ensure_same(path: Path, checked: os.stat_result) -> None:
+    """Raise StoreRejected unless ``path`` still names the file ``opened`` checked: a file
+    renamed over it between the check and the mapping is not the one checked."""
+    try:
+        now = os.stat(path)
+    except OSError:
+        now = None
+    if now is None or (now.st_dev, now.st_ino) != (checked.st_dev, checked.st_ino):
+        raise StoreRejected(f"preprocessed database {path}: replaced while being checked")
 
 
 def default_path(db_path: Path, build: str) -> Path:

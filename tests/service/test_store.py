@@ -86,6 +86,14 @@ def test_store_round_trip_and_every_damage_is_named(tmp_path: Path, rng: random.
     damaged(good, "other parameters", store.Tie(b"Q" * 8, *list(vars(tie).values())[1:]))
     with pytest.raises(store.StoreMissing):
         _check(tmp_path / "none", tie)
+    # a valid store renamed over the path between the check and the mapping
+    path.write_bytes(good)
+    (tmp_path / "copy").write_bytes(good)
+    with store.opened(path, tie) as checked:
+        store.ensure_same(path, checked)
+        os.replace(tmp_path / "copy", path)
+        with pytest.raises(store.StoreRejected, match="replaced while being checked"):
+            store.ensure_same(path, checked)
 
 
 def test_save_failure_leaves_the_old_store(tmp_path: Path) -> None:
@@ -234,6 +242,6 @@ def test_torture_round(demo_inst: builder.Instance, rng: random.Random) -> None:
 def test_unwritable_store_is_one_error(tmp_path: Path) -> None:
     tie = _tie(100)
     (tmp_path / "dir.store").mkdir()
-    with pytest.raises(SpiralpirError, match=r"cannot write the preprocessed database .*dir\.store"):
+    with pytest.raises(SpiralpirError, match=r"cannot write the preprocessed database .*store"):
         store.save(tmp_path / "dir.store", tie, _write_object(tie, bytes(100)))
     assert sorted(os.listdir(tmp_path)) == ["dir.store"]
