@@ -51,6 +51,12 @@ struct Fixture {
   }
 };
 
+/// one fixture for the suite: building the database dominates its time under the sanitizers
+Fixture& fx() {
+  static Fixture f;
+  return f;
+}
+
 /// a trailer of `body` bytes whose last 16 bytes are its length `len` and the magic `magic`
 std::vector<std::uint8_t> trailer(std::size_t body, std::uint64_t len, const char* magic = "SPRLSTOR") {
   std::vector<std::uint8_t> t(body + 16, 0xA5);
@@ -62,7 +68,7 @@ std::vector<std::uint8_t> trailer(std::size_t body, std::uint64_t len, const cha
 }  // namespace
 
 TEST(StoredDb, TrailerIsAcceptedAndOnlyATrailer) {
-  Fixture f;
+  auto& f = fx();
   Server<PA> s(1);
   s.map_db(f.with_tail("store.bin", trailer(80, 96)));
   EXPECT_EQ(f.answer(s), f.resp);
@@ -72,7 +78,7 @@ TEST(StoredDb, TrailerIsAcceptedAndOnlyATrailer) {
 }
 
 TEST(StoredDb, TruncatedWhileMappedIsAnErrorNotASignal) {
-  Fixture f;
+  auto& f = fx();
   Server<PA> s(2);
   const std::string path = f.with_tail("mapped.bin", trailer(8, 24));
   s.map_db(path);
