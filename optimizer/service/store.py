@@ -6,9 +6,9 @@ The trailer holds the params hash, the shape, an XXH3-128 fingerprint of the rec
 XXH3-64 checksum of every 1 MiB chunk of the object, and is written before the file is renamed
 into place (atomic_file.py), so a store is either whole and tied to its source or absent; no
 sidecar file can disagree with it. ``opened`` checks all of it before the runtime maps the
-file (one sequential read, about 0.5 s per GiB from the page cache) and refuses, with the
-reason, anything else: a flipped bit, another database's store, a truncated or older file,
-a file renamed over it between the check and the mapping.
+file (one sequential read, about 0.17 s per GiB from the page cache: FORMATS.md §8) and
+refuses, with the reason, anything else: a flipped bit, another database's store, a truncated
+or older file, a file renamed over it between the check and the mapping.
 """
 
 from __future__ import annotations
@@ -134,7 +134,8 @@ def _check(fd: int, tie: Tie, what: str) -> None:
     size = os.fstat(fd).st_size
     base = tie.object_bytes
     if size == base:
-        raise StoreRejected(f"{what}: no store trailer (written by an older spiralpir)")
+        raise StoreRejected(f"{what}: no store trailer (cut at the database's end, or written by "
+                            "an older spiralpir)")
     if size < base + _HEAD.size + _TAIL.size:
         raise StoreRejected(f"{what}: truncated ({size} bytes; the database alone is {base})")
     check, total, magic = _TAIL.unpack(os.pread(fd, _TAIL.size, size - _TAIL.size))
