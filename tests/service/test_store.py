@@ -5,6 +5,7 @@ never through the client's own index mapping. Randomness: SPIRALPIR_TEST_SEED re
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import random
 import secrets
@@ -83,7 +84,7 @@ def test_store_round_trip_and_every_damage_is_named(tmp_path: Path, rng: random.
     # the right file for other records, shapes or parameters
     damaged(good, "other records", _tie(len(payload), fp=b"G" * 16))
     damaged(good, "built from 7 records", _tie(len(payload), num_records=8))
-    damaged(good, "other parameters", store.Tie(b"Q" * 8, *list(vars(tie).values())[1:]))
+    damaged(good, "other parameters", dataclasses.replace(tie, params_hash=b"Q" * 8))
     with pytest.raises(store.StoreMissing):
         _check(tmp_path / "none", tie)
     # a valid store renamed over the path between the check and the mapping
