@@ -15,7 +15,7 @@ from pathlib import Path
 
 import click
 from spiralpir.optimizer.errors import SpiralpirError
-from spiralpir.optimizer.service import http_server, pir_server
+from spiralpir.optimizer.service import http_server, pir_server, store
 from spiralpir.optimizer.service import records as database
 from spiralpir.optimizer.service.binding import prepared_query_bytes
 from spiralpir.optimizer.service.builds import open_build
@@ -66,14 +66,14 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
         if no_cache:
             return None
         if preprocessed is None:
-            return database.default_preprocessed_path(path, tag)
+            return store.default_path(path, tag)
         if not stream_paths:
             return preprocessed
         if preprocessed.exists() and not preprocessed.is_dir():
             raise SpiralpirError(f"--preprocessed {preprocessed}: with --stream, give a "
                                  "directory for the blocks' preprocessed files")
         preprocessed.mkdir(parents=True, exist_ok=True)
-        return preprocessed / database.default_preprocessed_path(path, tag).name
+        return preprocessed / store.default_path(path, tag).name
 
     common = {"threads": threads, "max_clients": max_clients, "max_streams": max_streams,
               "stream_ttl": stream_ttl}

@@ -12,7 +12,6 @@ service/http_server.py exposes it over HTTP (service/http_api.py).
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import sys
 import threading
@@ -24,7 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from spiralpir.optimizer.errors import SpiralpirError
+from spiralpir.optimizer.params import sizes
+from spiralpir.optimizer.params.parameters import Parameters
 from spiralpir.optimizer.service import records as database
+from spiralpir.optimizer.service import store
 from spiralpir.optimizer.service.binding import (
     ANSWER_STAGES,
     PREPARE_STAGES,
@@ -63,7 +65,7 @@ class Block:
                 "num_records": self.num_records, "db_bytes": self.db_bytes}
 
 
-CACHE_SUFFIXES = (".spiralpir-db", ".spiralpir-db.json")
+CACHE_SUFFIXES = (".spiralpir-db", ".spiralpir-db" + store.LEGACY_SIDECAR)
 
 
 def _natural_key(path: Path) -> list[Any]:
@@ -123,6 +125,9 @@ class PirServer:
         if not blocks:
             raise SpiralpirError("streaming mode needs at least one block (database)")
         self.record_size = build.record_size
+        params = Parameters.from_literal(build.params)
+        self._params_hash = params.params_hash()
+        self._object_bytes = sizes.preprocessed_db_bytes(params)
         self.blocks: list[Block] = [
             self._load_block(k, recs, Path(pre) if pre is not None else None, progress)
             for k, (recs, pre) in enumerate(blocks)
@@ -152,26 +157,14 @@ class PirServer:
         block = Block(index, records.source, ServerDb(self.lib, self.threads),
                       records.num_records, records.num_records * self.build.record_size)
         what = f"block {index} ({records.source})" if self.streaming else "database"
-        meta = {
-            "build": self.build.name,
-            "ci": self.build.ci,
-            "params": self.lib.params,
-            "num_records": records.num_records,
-            "record_size": records.record_size,
-            "records_sha256": records.fingerprint(),
-        }
-        if preprocessed is not None and database.cache_matches(preprocessed, meta):
-            start = time.perf_counter()
-            try:
-                block.db.map_db(preprocessed)
-                block.loaded_from_cache = True
-                self._log(f"mapped preprocessed {what} {preprocessed} "
-                          f"({time.perf_counter() - start:.2f} s)")
+        tie = store.Tie(self._params_hash, self._object_bytes, records.num_records,
+                        records.record_size, store.records_fingerprint(
+                            records.data, records.num_records, records.record_size))
+        if preprocessed is not None:
+            for stale in store.remove_stale(preprocessed):
+                self._log(f"removed {stale}, left by an earlier run")
+            if self._map_store(block, preprocessed, tie, what):
                 return block
-            except SpiralpirError as exc:
-                self._log(f"cannot use {preprocessed} ({exc}); preprocessing again")
-                block.db.close()
-                block.db = ServerDb(self.lib, self.threads)
         start = time.perf_counter()
         bar: Any = None
         if progress:
@@ -195,10 +188,7 @@ class PirServer:
         self._log(f"preprocessed {what}: {records.num_records} records in "
                   f"{block.preprocess_seconds:.2f} s")
         if preprocessed is not None:
-            tmp = Path(str(preprocessed) + f".tmp{os.getpid()}")
-            block.db.save_db(tmp)
-            os.replace(tmp, preprocessed)
-            database.write_cache_meta(preprocessed, meta)
+            store.save(preprocessed, tie, block.db.save_db)
             self._log(f"saved preprocessed {what} to {preprocessed}")
             if self.streaming:
                 # serve the saved file memory-mapped, as after a restart: the blocks of a long
@@ -208,6 +198,26 @@ class PirServer:
                 block.db.close()
                 block.db = mapped
         return block
+
+    def _map_store(self, block: Block, path: Path, tie: store.Tie, what: str) -> bool:
+        """Serve ``block`` from its stored database if that proves to hold exactly these
+        records for these parameters (store.py); else say why (one line) and return False."""
+        start = time.perf_counter()
+        try:
+            with store.opened(path, tie) as checked:
+                block.db.map_db(path)
+                store.ensure_same(path, checked)
+        except store.StoreMissing:
+            return False
+        except SpiralpirError as exc:  # StoreRejected, or the runtime's own checks
+            self._log(f"not using {path}: {exc}; preprocessing again")
+            block.db.close()
+            block.db = ServerDb(self.lib, self.threads)
+            return False
+        block.loaded_from_cache = True
+        self._log(f"mapped preprocessed {what} {path} (checked, "
+                  f"{time.perf_counter() - start:.2f} s)")
+        return True
 
     def _measure_sizes(self) -> None:
         """Exact sizes of the messages, from a throwaway client of the same library."""

@@ -1,4 +1,4 @@
-"""Reading a user's database into fixed-size records, and the preprocessed-database cache.
+"""Reading a user's database into fixed-size records (store.py keeps their preprocessed form).
 
 Inputs:
   * a binary file of fixed-size records (``record_size`` given, or the build's record size);
@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import json
 import mmap
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,16 +41,6 @@ class Records:
             raise SpiralpirError(f"record index {i} out of range [0, {self.num_records})")
         return bytes(memoryview(self.data)[i * self.record_size : (i + 1) * self.record_size])
 
-    def fingerprint(self) -> str:
-        """sha256 over the shape and the record bytes (identifies a preprocessed file's source)."""
-        h = hashlib.sha256(f"{self.num_records}x{self.record_size}\n".encode())
-        view = memoryview(self.data)
-        step = 1 << 24
-        total = self.num_records * self.record_size
-        for off in range(0, total, step):
-            h.update(view[off : min(off + step, total)])
-        return h.hexdigest()
-
 
 def detect_format(path: Path) -> str:
     if path.is_dir():
@@ -75,23 +63,50 @@ def _binary(path: Path, record_size: int) -> Records:
             f"{path} is {size} bytes, not a multiple of the record size {record_size}: "
             "give the right --record-size"
         )
-    with open(path, "rb") as fh:
-        data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_COPY)
+    try:
+        with open(path, "rb") as fh:
+            data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_COPY)
+    except OSError as exc:
+        raise SpiralpirError(f"cannot read {path}: {exc.strerror}") from None
     return Records(data, size // record_size, record_size, str(path), "binary")
 
 
+def _utf8(payload: str, where: str) -> bytes:
+    try:
+        return payload.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = payload[exc.start]
+        raise SpiralpirError(f"{where}: the string holds a lone surrogate (U+{ord(bad):04X}), "
+                             "which UTF-8 cannot encode") from None
+
+
+def _json_line(raw: bytes, where: str) -> Any:
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SpiralpirError(f"{where}: not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column "
+                             f"{exc.start + 1})") from None
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise SpiralpirError(f"{where}: not valid JSON: {exc}") from None
+    except (ValueError, RecursionError) as exc:  # huge integers, deep nesting
+        raise SpiralpirError(f"{where}: unreadable JSON value: {str(exc)[:80]}") from None
+
+
 def _jsonl_values(path: Path) -> Iterator[tuple[str, bytes]]:
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
+    try:
+        fh = open(path, "rb")
+    except OSError as exc:
+        raise SpiralpirError(f"cannot read {path}: {exc.strerror}") from None
+    with fh:
+        for lineno, raw in enumerate(_lines(fh, path), 1):
+            if not raw.strip():
                 continue
             where = f"line {lineno} of {path}"
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise SpiralpirError(f"{where}: not valid JSON: {exc}") from exc
+            value = _json_line(raw, where)
             if isinstance(value, str):
-                yield where, value.encode("utf-8")
+                yield where, _utf8(value, where)
                 continue
             if not isinstance(value, dict) or len(value) != 1:
                 raise SpiralpirError(
@@ -102,7 +117,7 @@ def _jsonl_values(path: Path) -> Iterator[tuple[str, bytes]]:
                 raise SpiralpirError(f"{where}: '{kind}' must be a string")
             try:
                 if kind == "text":
-                    yield where, payload.encode("utf-8")
+                    yield where, _utf8(payload, where)
                 elif kind == "hex":
                     yield where, bytes.fromhex(payload)
                 elif kind == "base64":
@@ -110,13 +125,25 @@ def _jsonl_values(path: Path) -> Iterator[tuple[str, bytes]]:
                 else:
                     raise SpiralpirError(f"{where}: unknown key '{kind}' (use text, hex or base64)")
             except (ValueError, binascii.Error) as exc:
-                raise SpiralpirError(f"{where}: bad {kind} value: {exc}") from exc
+                raise SpiralpirError(f"{where}: bad {kind} value: {exc}") from None
+
+
+def _lines(fh: Any, path: Path) -> Iterator[bytes]:
+    """The file's lines; a read error (an I/O error, a directory) names the file."""
+    try:
+        yield from fh
+    except OSError as exc:
+        raise SpiralpirError(f"cannot read {path}: {exc.strerror}") from None
 
 
 def _dir_values(path: Path) -> Iterator[tuple[str, bytes]]:
     files = sorted(p for p in path.rglob("*") if p.is_file())
     for f in files:
-        yield f"file {f.relative_to(path)}", f.read_bytes()
+        try:
+            data = f.read_bytes()
+        except OSError as exc:
+            raise SpiralpirError(f"cannot read {f}: {exc.strerror}") from None
+        yield f"file {f.relative_to(path)}", data
 
 
 def _variable(path: Path, fmt: str, item_size: int) -> Records:
@@ -177,30 +204,3 @@ def fit_to_build(records: Records, planned_records: int, planned_size: int, buil
     for i in range(records.num_records):
         out[i * planned_size : i * planned_size + rs] = src[i * rs : (i + 1) * rs]
     return Records(out, records.num_records, planned_size, records.source, records.fmt)
-
-
-# ---------------------------------------------------------------------------------------------
-# Preprocessed database cache: FILE (the runtime's header'd NTT form) + FILE.json (its source)
-# ---------------------------------------------------------------------------------------------
-
-
-def default_preprocessed_path(db_path: Path, build: str) -> Path:
-    db_path = Path(db_path)
-    return db_path.with_name(db_path.name + f".{build}.spiralpir-db")
-
-
-def cache_matches(pre_path: Path, meta: dict[str, Any]) -> bool:
-    side = Path(str(pre_path) + ".json")
-    if not pre_path.is_file() or not side.is_file():
-        return False
-    try:
-        return bool(json.loads(side.read_text()) == meta)
-    except (OSError, json.JSONDecodeError):
-        return False
-
-
-def write_cache_meta(pre_path: Path, meta: dict[str, Any]) -> None:
-    side = Path(str(pre_path) + ".json")
-    tmp = side.with_name(side.name + f".tmp{os.getpid()}")
-    tmp.write_text(json.dumps(meta, sort_keys=True, indent=2) + "\n")
-    os.replace(tmp, side)

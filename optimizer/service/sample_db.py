@@ -9,8 +9,9 @@ is SHA-256 of k·2^32 + i (block 0 is the sample database itself).
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
+
+from spiralpir.optimizer.service import atomic_file
 
 SAMPLE_RECORDS = 1 << 16
 SAMPLE_RECORD_SIZE = 32
@@ -30,9 +31,7 @@ def write_sample_db(path: Path, num_records: int = SAMPLE_RECORDS, block: int = 
     """Write the sample database (block ``block`` of the sample stream) atomically."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    tmp.write_bytes(sample_bytes(num_records, block))
-    os.replace(tmp, path)
+    atomic_file.write_bytes(path, sample_bytes(num_records, block))
     return path
 
 

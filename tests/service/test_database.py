@@ -6,9 +6,11 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import subprocess
 from pathlib import Path
 
 import pytest
+from service_helpers import CLI, DEMO
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.service import records as database
 from spiralpir.optimizer.service import sample_db as sampledb
@@ -70,3 +72,39 @@ def test_sample_db_is_deterministic(tmp_path: Path) -> None:
     assert len(data) == sampledb.SAMPLE_RECORDS * sampledb.SAMPLE_RECORD_SIZE
     i = random.randrange(sampledb.SAMPLE_RECORDS)
     assert data[32 * i : 32 * (i + 1)] == hashlib.sha256(i.to_bytes(8, "big")).digest()
+
+
+@pytest.mark.parametrize("content, problem", [
+    (b'"ok"\n"caf\xe9"\n', r"line 2 of .*bad\.jsonl: not valid UTF-8 \(byte 0xe9 at column 5\)"),
+    (b'"ok"\n\xff\xfe\n', r"line 2 of .*: not valid UTF-8 \(byte 0xff at column 1\)"),
+    (b'"\\ud800"\n', r"line 1 of .*: the string holds a lone surrogate \(U\+D800\)"),
+    (b'{"text": "\\udfff"}\n', r"line 1 of .*: the string holds a lone surrogate \(U\+DFFF\)"),
+    (b"1" * 5000 + b"\n", r"line 1 of .*: unreadable JSON value"),
+    (b"[" * 100000 + b"\n", r"line 1 of .*: unreadable JSON value"),
+    (b'{"hex": "0g"}\n', r"line 1 of .*: bad hex value"),
+])
+def test_bad_jsonl_is_one_error_naming_file_and_line(tmp_path: Path, content: bytes,
+                                                    problem: str) -> None:
+    (tmp_path / "bad.jsonl").write_bytes(content)
+    with pytest.raises(SpiralpirError, match=problem) as exc:
+        database.read_records(tmp_path / "bad.jsonl", planned_size=16)
+    assert "\n" not in str(exc.value) and exc.value.__cause__ is None
+
+
+def test_unreadable_files_are_named(tmp_path: Path) -> None:
+    d = tmp_path / "dir.jsonl"
+    d.mkdir()
+    with pytest.raises(SpiralpirError, match=f"cannot read {d}"):
+        database.read_records(d, planned_size=16, fmt="jsonl")
+
+
+def test_bad_jsonl_through_the_cli_exits_2_with_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b'"fine"\n"\xc3\x28"\n')
+    proc = subprocess.run([*CLI, "serve", "--build", str(DEMO), "--ci", "--no-cache", "--db",
+                           str(bad), "--port", "0"], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 2, proc.stderr
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert lines[-1] == (f"spiralpir: error: line 2 of {bad}: not valid UTF-8 (byte 0xc3 at "
+                         "column 2)"), proc.stderr
+    assert "Traceback" not in proc.stderr

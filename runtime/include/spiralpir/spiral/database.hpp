@@ -41,6 +41,7 @@
 #include "spiralpir/core/aligned.hpp"
 #include "spiralpir/core/bits.hpp"
 #include "spiralpir/core/parallel.hpp"
+#include "spiralpir/core/sigbus_guard.hpp"
 #include "spiralpir/rlwe/types.hpp"
 #include "spiralpir/spiral/format.hpp"
 #include "spiralpir/spiral/params.hpp"
@@ -48,6 +49,12 @@
 namespace spiralpir {
 
 inline constexpr std::size_t kLanes = 8;
+
+/// The store trailer (FORMATS.md §8) the service appends to a saved database ends with its own
+/// length (u64) and this magic; map() accepts a file that is the database plus such a trailer and
+/// leaves the trailer's contents (the database's ties and checksums) to the service.
+inline constexpr char kStoreMagic[8] = {'S', 'P', 'R', 'L', 'S', 'T', 'O', 'R'};
+inline constexpr std::size_t kStoreTailBytes = 16;
 
 /// Zero-filled anonymous memory for a built database, backed by transparent huge pages where the
 /// kernel allows them (MADV_HUGEPAGE before the first touch): the first dimension streams it
@@ -246,7 +253,9 @@ class Database {
     if (std::fflush(f.get()) != 0) throw IoError("save_db: write failed for " + path);
   }
 
-  /// Maps a file written by save(); checks header, hash and exact length before mapping.
+  /// Maps a file written by save(), optionally followed by a store trailer; checks header, hash
+  /// and exact length before mapping, every residue after. A SIGBUS from the file shrinking while
+  /// mapped is contained (SigbusGuard): check_intact() then refuses every further answer.
   void map(const std::string& path) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) throw IoError("map_db: cannot open " + path + ": " + std::strerror(errno));
@@ -262,29 +271,28 @@ class Database {
     try {
       if (got != static_cast<ssize_t>(kHeaderBytes))
         throw FormatError("preprocessed database: truncated (" + std::to_string(size) + " bytes)");
-      // check_header reads only the 32 header bytes and compares the payload length with the file size
-      h = check_header<P>(hdr, static_cast<std::size_t>(size), ObjectKind::preprocessed_db,
+      const std::uint64_t object = object_bytes(fd, size);
+      // check_header reads only the 32 header bytes and compares the payload length with the object size
+      h = check_header<P>(hdr, static_cast<std::size_t>(object), ObjectKind::preprocessed_db,
                           D::preprocessed_db_bytes - kHeaderBytes);
     } catch (...) {
       ::close(fd);
       throw;
     }
-    if (h.payload_len != D::preprocessed_db_bytes - kHeaderBytes || size != D::preprocessed_db_bytes) {
-      ::close(fd);
-      throw FormatError("preprocessed database: " + path + " has " + std::to_string(size) + " bytes, expected " +
-                        std::to_string(D::preprocessed_db_bytes));
-    }
     if (h.aux == 0 || h.aux > Derived<typename WireOf<P>::type>::num_items) {
       ::close(fd);
       throw FormatError("preprocessed database: record count " + std::to_string(h.aux) + " out of range");
     }
-    void* m = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+    const std::size_t len = D::preprocessed_db_bytes;
+    void* m = ::mmap(nullptr, len, PROT_READ, MAP_SHARED, fd, 0);
     ::close(fd);
     if (m == MAP_FAILED) throw IoError("map_db: mmap failed for " + path + ": " + std::strerror(errno));
     unmap();
     owned_ = DbStorage();
     map_base_ = m;
-    map_len_ = size;
+    map_len_ = len;
+    guard_.guard(m, len);
+    path_ = path;
     phys_inst_ = D::instances;
     phys_j_ = J;
     num_records_ = h.aux;
@@ -305,10 +313,38 @@ class Database {
           throw FormatError("preprocessed database: residue out of range in " + path);
         }
       }
+    try {
+      check_intact();
+    } catch (...) {
+      unmap();
+      throw;
+    }
+  }
+
+  /// Throws if the mapped file shrank since map() (its lost pages read as zeros): call after
+  /// every use of the words, so no result computed from them is served.
+  void check_intact() const {
+    if (guard_.faults() != 0)
+      throw IoError("preprocessed database " + path_ +
+                    " shrank while mapped (truncated from outside?); refusing to answer from it: restart to "
+                    "rebuild it");
   }
 
  private:
+  /// Bytes of the database object in a file of `size` bytes: all but a store trailer if one
+  /// accounts exactly for the bytes past the object, else all (check_header then names the length).
+  static std::uint64_t object_bytes(int fd, std::uint64_t size) {
+    const std::uint64_t want = D::preprocessed_db_bytes;
+    if (size < want + kStoreTailBytes) return size;
+    std::uint8_t tail[kStoreTailBytes] = {};
+    const bool trailer = ::pread(fd, tail, kStoreTailBytes, static_cast<off_t>(size - kStoreTailBytes)) ==
+                             static_cast<ssize_t>(kStoreTailBytes) &&
+                         std::memcmp(tail + 8, kStoreMagic, 8) == 0 && detail::get_le(tail, 8) == size - want;
+    return trailer ? want : size;
+  }
+
   void unmap() {
+    guard_.release();
     if (map_base_ != nullptr) {
       ::munmap(map_base_, map_len_);
       words_ = nullptr;
@@ -318,6 +354,8 @@ class Database {
   }
 
   DbStorage owned_;
+  SigbusGuard guard_;
+  std::string path_;
   const std::uint32_t* words_ = nullptr;
   void* map_base_ = nullptr;
   std::size_t map_len_ = 0;

@@ -100,6 +100,7 @@ class Server {
       t0 = t1;
     };
     std::vector<MatN> cts = S::first_dimension(pq.first, db, threads_);
+    db.check_intact();  // the only stage that reads the database
     lap(0);
     if (obs) obs->on_first_dimension(cts);
     S::fold(cts, pq.gsw, threads_, obs);
