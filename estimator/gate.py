@@ -53,7 +53,7 @@ def check(ps: ParamSet, required: float | None, cost_model: str = "matzov",
 def _comparison(ours: dict[str, Any], ref: dict[str, Any]) -> dict[str, Any]:
     """The reference's figures and ours − reference, overall and per attack."""
     def diff(a: float | None, b: float | None) -> float | None:
-        return None if a is None or b is None else round(a - b, 4)
+        return None if a is None or b is None else round(a - b, 4) + 0.0  # no -0.0
 
     attacks = {}
     for name, r in ref["attacks"].items():
