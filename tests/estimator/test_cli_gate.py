@@ -11,12 +11,15 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from spiralpir.estimator.errors import SpiralpirError
 from spiralpir.estimator.gate import check_params_file
+from spiralpir.optimizer.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
 REFERENCE = Path(__file__).parent / "reference" / "lattice_estimator.jsonl"
@@ -33,11 +36,32 @@ def reference_level(set_id: str) -> float:
     raise KeyError(set_id)
 
 
-def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from spiralpir.optimizer.cli import main; main()", *args],
-        capture_output=True, text=True, timeout=300, env=env,
-    )
+@dataclass
+class Result:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+Run = Callable[..., Result]
+
+
+@pytest.fixture
+def run(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Run:
+    """`spiralpir ARGS...` in this process (the real entry point: exit status, stdout, stderr);
+    test_real_process checks the same path through a separate process."""
+    def invoke(*args: str) -> Result:
+        monkeypatch.setattr(sys, "argv", ["spiralpir", *args])
+        capsys.readouterr()
+        try:
+            main()
+            code = 0
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+        out, err = capsys.readouterr()
+        return Result(code, out, err)
+
+    return invoke
 
 
 def write(tmp: Path, name: str, doc: Any) -> Path:
@@ -67,7 +91,7 @@ SECRETS = {
 
 
 @pytest.mark.parametrize("secret", sorted(SECRETS))
-def test_each_secret_just_above_and_just_below(tmp_path: Path, secret: str) -> None:
+def test_each_secret_just_above_and_just_below(tmp_path: Path, secret: str, run: Run) -> None:
     doc, set_id = SECRETS[secret]
     level = reference_level(set_id)
     f = write(tmp_path, f"{secret}.json", doc)
@@ -83,7 +107,7 @@ def test_each_secret_just_above_and_just_below(tmp_path: Path, secret: str) -> N
     assert rec["instance"]["secret"] == secret.replace("sparse-ternary", "sparse-ternary:256,256")
 
 
-def test_failure_line_names_file_level_attack_and_shortfall(tmp_path: Path) -> None:
+def test_failure_line_names_file_level_attack_and_shortfall(tmp_path: Path, run: Run) -> None:
     level = reference_level("n=2048,log2q=56,q=66974689739603969,sigma=2.55323,"
                             "secret=gaussian,m=oo")  # SPIRAL's ring, 124.90 bits
     plan = write(tmp_path, "plan.json", {"params": {"poly_len": 2048, "moduli": SPIRAL_MODULI,
@@ -95,7 +119,7 @@ def test_failure_line_names_file_level_attack_and_shortfall(tmp_path: Path) -> N
     assert "cheapest attack bdd" in line and int(level) == 124
 
 
-def test_statuses_of_several_files(tmp_path: Path) -> None:
+def test_statuses_of_several_files(tmp_path: Path, run: Run) -> None:
     ok = write(tmp_path, "ok.json", {"poly_len": 2048, "moduli": [2**54 + 1],
                                      "noise_width": 6.4})
     weak = write(tmp_path, "weak.json", ring(modulus="2^60"))
@@ -148,7 +172,7 @@ MALFORMED = [
 
 
 @pytest.mark.parametrize("doc,field", MALFORMED, ids=[str(i) for i in range(len(MALFORMED))])
-def test_malformed_file_exit_2_one_line(tmp_path: Path, doc: Any, field: str) -> None:
+def test_malformed_file_exit_2_one_line(tmp_path: Path, doc: Any, field: str, run: Run) -> None:
     f = write(tmp_path, "p.json", doc)
     res = run("security", "--require", "128", str(f))
     assert res.returncode == 2, res.stdout + res.stderr
@@ -157,7 +181,7 @@ def test_malformed_file_exit_2_one_line(tmp_path: Path, doc: Any, field: str) ->
     assert str(f) in lines[0] and field in lines[0], lines[0]
 
 
-def test_missing_file_and_json_error_record(tmp_path: Path) -> None:
+def test_missing_file_and_json_error_record(tmp_path: Path, run: Run) -> None:
     res = run("security", "--require", "128", str(tmp_path / "none.json"), "--json")
     assert res.returncode == 2
     rec = json.loads(res.stdout)
@@ -165,7 +189,7 @@ def test_missing_file_and_json_error_record(tmp_path: Path) -> None:
     assert "cannot read" in rec["error"]
 
 
-def test_params_file_json_without_requirement(tmp_path: Path) -> None:
+def test_params_file_json_without_requirement(tmp_path: Path, run: Run) -> None:
     f = write(tmp_path, "params.json", {"params": {"poly_len": 2048, "moduli": SPIRAL_MODULI,
                                                    "noise_width": 6.4,
                                                    "secret_distribution": "gaussian"}})
@@ -180,7 +204,7 @@ def test_params_file_json_without_requirement(tmp_path: Path) -> None:
     assert out["instance"]["modulus"] == str(268369921 * 249561089)
 
 
-def test_lwe_instance_modulus_syntax_and_adps16() -> None:
+def test_lwe_instance_modulus_syntax_and_adps16(run: Run) -> None:
     outs = []
     for q in ("66974689739603969", "268369921*249561089", "268369921 · 249561089"):
         res = run("security", "--lwe-dim", "2048", "--modulus", q, "--secret", "ternary",
@@ -201,7 +225,7 @@ def test_lwe_instance_modulus_syntax_and_adps16() -> None:
     assert abs(json.loads(a.stdout)["security_bits"] - level) < 0.03
 
 
-def test_human_output_and_usage_errors(tmp_path: Path) -> None:
+def test_human_output_and_usage_errors(tmp_path: Path, run: Run) -> None:
     res = run("security", "--lwe-dim", "1024", "--modulus", "0x1000000", "--secret",
               "sparse-ternary:64,64", "--error", "gaussian:3.2")
     assert res.returncode == 0, res.stderr
@@ -232,9 +256,22 @@ def test_gate_api(tmp_path: Path) -> None:
     assert check_params_file(weak, floor=120)["cheapest_attack"] == "bdd"
 
 
-def test_every_shipped_parameter_set_meets_the_floor() -> None:
+def test_every_shipped_parameter_set_meets_the_floor(run: Run) -> None:
     files = sorted((REPO / "generated").glob("*/params.json"))
     assert files
     res = run("security", "--require", "128", *map(str, files))
     assert res.returncode == 0, res.stdout + res.stderr
     assert res.stdout.count("PASS ") == len(files)
+
+
+def test_real_process(tmp_path: Path) -> None:
+    f = write(tmp_path, "weak.json", ring(modulus="2^60"))
+    res = subprocess.run(
+        [sys.executable, "-c", "from spiralpir.optimizer.cli import main; main()", "security",
+         "--require", "128", str(f)], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 1 and res.stdout.startswith(f"FAIL {f}: ")
+    bad = write(tmp_path, "bad.json", ring(secret="binary"))
+    res = subprocess.run(
+        [sys.executable, "-c", "from spiralpir.optimizer.cli import main; main()", "security",
+         "--require", "128", str(bad)], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2 and res.stderr.count("\n") == 1 and "field 'secret'" in res.stderr
