@@ -159,6 +159,9 @@ def security(
     if require is not None and not (math.isfinite(require) and require > 0):
         raise SpiralpirError(f"--require must be a positive number of bits, got {require:g}")
     manual = [lwe_dim, modulus, secret, error]
+    if samples is not None and lwe_dim is None:
+        raise SpiralpirError("--samples applies to an instance given by --lwe-dim/--modulus/"
+                             "--secret/--error (a ring file has a 'samples' field)")
     sets: list[ParamSet | dict[str, Any]] = []
     if any(v is not None for v in manual):
         if files or preset_names or list_presets:
@@ -189,7 +192,15 @@ def security(
     python = sage_python(sage_python_path) if reference else None
     records = []
     for s in sets:
-        rec = s if isinstance(s, dict) else check(s, require, model, python)
+        if isinstance(s, dict):
+            rec = s
+        else:
+            try:
+                rec = check(s, require, model, python)
+            except SpiralpirError as exc:
+                msg = str(exc)
+                rec = error_record(s.label, msg if msg.startswith(s.label) else
+                                   f"{s.label}: {msg}")
         records.append(rec)
         if rec["status"] == ERROR:
             click.echo(f"spiralpir: error: {rec['error']}", err=True)

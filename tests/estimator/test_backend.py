@@ -87,3 +87,35 @@ def test_interpreter_choice(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(backend.ENV_PYTHON, "/opt/sage/bin/python")
     assert backend.sage_python(None) == "/opt/sage/bin/python"
     assert backend.sage_python("/x/python") == "/x/python"
+
+
+def test_gate_reports_both_levels_and_the_lower_decides(
+    fake_sage: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from spiralpir.optimizer.cli import main
+
+    def run(*args: str) -> tuple[int, str, str]:
+        monkeypatch.setattr(sys, "argv", ["spiralpir", "security", *args])
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as exc:
+            main()
+        out, err = capsys.readouterr()
+        return int(exc.value.code or 0), out, err
+
+    code, out, err = run("--preset", "spiralpir-d2048", "--require", "128", "--reference",
+                         "--sage-python", sys.executable, "--json")
+    assert code == 1, err
+    rec = json.loads(out)
+    ref = rec["reference"]
+    assert ref["security_bits"] == 99.5 and ref["cheapest_attack"] == "bdd"
+    assert ref["commit"] == "27a581bb"
+    assert ref["ours_minus_reference"] == round(rec["security_bits"] - 99.5, 4)
+    assert ref["attacks"]["usvp"]["ours_minus_reference"] == round(
+        rec["attacks"]["usvp"]["log2_rop"] - 100.0, 4)
+    assert rec["security_bits"] > 128 and rec["deciding_level"] == 99.5
+    assert rec["status"] == "fail" and rec["shortfall_bits"] == 28.5
+    code, out, _ = run("--preset", "spiralpir-d2048", "--reference", "--sage-python",
+                       sys.executable)
+    assert code == 0
+    assert "reference: lattice-estimator 27a581bb: 99.5 bits (bdd" in out
+    assert "ours - reference = +30.1" in out
