@@ -153,8 +153,11 @@ def security(
     sage_python_path: str | None,
 ) -> None:
     """Estimate the lattice security of FILES (plan documents such as generated/NAME/params.json
-    or `plan --json` output, parameters literals, or ring files: see estimator/README.md), of
-    presets, or of an LWE instance given by --lwe-dim/--modulus/--secret/--error."""
+    or `plan --json` output, parameters literals, or ring files: README.md, "Security checks
+    in CI"), of presets, or of an LWE instance given by --lwe-dim/--modulus/--secret/--error.
+
+    Exit status: 0 every set reaches --require, 1 one does not, 2 a file cannot be read.
+    Levels are printed truncated to 0.1 bit (JSON: 0.0001), never above the estimate."""
     model = cost_model.lower()
     if require is not None and not (math.isfinite(require) and require > 0):
         raise SpiralpirError(f"--require must be a positive number of bits, got {require:g}")
