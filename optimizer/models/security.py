@@ -1,7 +1,7 @@
 """The bridge to the lattice estimator (spiralpir.estimator): security bits of a ring.
 
 `estimator_security` is what the planner asks while it searches (the estimator's cached table,
-memoised here: conservative, up to ~0.3 bit below the full estimate); `reported_security` is
+memoised here: conservative, about 0.25 bit below the full estimate); `reported_security` is
 the full estimate a plan reports for the sets it chose, the level `spiralpir security` prints
 for the same ring; `security_report` is the full report a generated build records in its
 params.json.
