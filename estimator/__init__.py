@@ -24,7 +24,9 @@ cost_model="matzov") -> dict``
     Table lookup/interpolation of the level; never above the full estimate.
 
 ``spiralpir.estimator.gate.check_params_file(path, floor=128)``
-    CI gate: raises ``SpiralpirError`` if a params.json is below ``floor`` bits.
+    CI gate: raises ``SpiralpirError`` if a parameters file (plan document, parameters literal
+    or ring file: ``paramsets.load``) is below ``floor`` bits; ``gate.check`` gives the record
+    ``spiralpir security --json`` prints.
 
 Lower level: ``lwe_parameters.LWEParameters``, ``distributions`` (units explicit),
 ``estimate.estimate(params, cost_model, deny=...)`` returning a per-attack ``Report``; the

@@ -6,6 +6,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from .levels import bits_json
+
 
 @dataclass
 class AttackCost:
@@ -24,9 +26,10 @@ class AttackCost:
         return math.isfinite(self.log2_rop)
 
     def summary(self) -> dict[str, Any]:
-        """The three headline numbers (JSON-ready; infinite costs become ``None``)."""
+        """The three headline numbers (JSON-ready: log2 cost truncated to 4 decimals, see
+        levels.py; infinite costs become ``None``)."""
         return {
-            "log2_rop": round(self.log2_rop, 4) if self.feasible else None,
+            "log2_rop": bits_json(self.log2_rop),
             "beta": self.beta,
             "dim": self.dim,
         }

@@ -28,6 +28,7 @@ from .distributions import (
 from .errors import SpiralpirError
 from .estimate import Report, estimate
 from .jsonfile import read_json_object
+from .levels import bits_json
 from .lwe_parameters import LWEParameters
 
 MAX_LOG2_MODULUS = 220.0
@@ -40,9 +41,12 @@ def version() -> str:
         return "0+unknown"
 
 
-def parse_secret(secret: str, error: Distribution, q: int | None = None) -> Distribution:
+def parse_secret(
+    secret: str, error: Distribution, q: int | None = None,
+    what: str = "field 'secret_distribution'",
+) -> Distribution:
     """``gaussian`` (same as the error), ``ternary``, ``sparse-ternary:PLUS,MINUS``,
-    ``uniform`` (uniform mod q)."""
+    ``uniform`` (uniform mod q).  ``what`` names the input in errors."""
     s = secret.strip().lower().replace("_", "-")
     if s == "gaussian":
         return error
@@ -50,7 +54,7 @@ def parse_secret(secret: str, error: Distribution, q: int | None = None) -> Dist
         return ternary()
     if s == "uniform":
         if q is None:
-            raise SpiralpirError("secret 'uniform' needs the modulus")
+            raise SpiralpirError(f"{what}: secret 'uniform' needs the modulus")
         return uniform_mod(q)
     if s.startswith("sparse-ternary:"):
         try:
@@ -58,17 +62,28 @@ def parse_secret(secret: str, error: Distribution, q: int | None = None) -> Dist
             plus, minus = int(plus_s), int(minus_s)
         except ValueError:
             raise SpiralpirError(
-                f"secret {secret!r}: expected 'sparse-ternary:PLUS,MINUS' with two integers"
+                f"{what}: {secret!r}: expected 'sparse-ternary:PLUS,MINUS' with two integers"
             ) from None
         if plus < 0 or minus < 0 or plus + minus == 0:
             raise SpiralpirError(
-                f"secret {secret!r}: PLUS and MINUS must be ≥ 0 and not both 0"
+                f"{what}: {secret!r}: PLUS and MINUS must be >= 0 and not both 0"
             )
         return sparse_ternary(plus, minus)
     raise SpiralpirError(
-        f"secret_distribution {secret!r} is not one of: gaussian, ternary, "
-        "sparse-ternary:PLUS,MINUS, uniform"
+        f"{what}: {secret!r} is not one of: gaussian, ternary, sparse-ternary:PLUS,MINUS, "
+        "uniform"
     )
+
+
+def secret_name(xs: Distribution, error: Distribution) -> str:
+    """The spelling ``parse_secret`` reads back for the secret ``xs`` (error ``error``)."""
+    if xs.kind == "gaussian":
+        return "gaussian" if xs.stddev == error.stddev else f"gaussian:{xs.stddev:g}"
+    if xs.kind == "sparse_ternary":
+        return f"sparse-ternary:{xs.plus},{xs.minus}"
+    if xs.lo == -1 and xs.hi == 1:
+        return "ternary"
+    return "uniform"
 
 
 def lwe_instance(
@@ -76,20 +91,26 @@ def lwe_instance(
 ) -> LWEParameters:
     """The LWE instance of a SPIRAL ring (validated, with actionable errors)."""
     if not isinstance(poly_len, int) or poly_len < 16 or poly_len > 65536:
-        raise SpiralpirError(f"poly_len must be an integer in [16, 65536], got {poly_len!r}")
+        raise SpiralpirError(
+            f"field 'poly_len': must be an integer in [16, 65536], got {poly_len!r}"
+        )
     if not isinstance(modulus, int) or modulus < 3:
-        raise SpiralpirError(f"modulus must be an integer ≥ 3, got {modulus!r}")
+        raise SpiralpirError(f"field 'moduli': the modulus must be >= 3, got {modulus!r}")
     if math.log2(modulus) > MAX_LOG2_MODULUS:
         raise SpiralpirError(
-            f"modulus has {modulus.bit_length()} bits; at most {MAX_LOG2_MODULUS:.0f} supported"
+            f"field 'moduli': the modulus has {modulus.bit_length()} bits; at most "
+            f"{MAX_LOG2_MODULUS:.0f} supported"
         )
     if not (isinstance(noise_width, int | float) and 0 < noise_width < modulus):
-        raise SpiralpirError(f"noise_width must be > 0 and < modulus, got {noise_width!r}")
+        raise SpiralpirError(
+            f"field 'noise_width': must be > 0 and < the modulus, got {noise_width!r}"
+        )
     error = gaussian_from_width(float(noise_width))
     xs = parse_secret(secret, error, modulus)
     if xs.kind == "sparse_ternary" and xs.plus + xs.minus > poly_len:
         raise SpiralpirError(
-            f"sparse-ternary weight {xs.plus}+{xs.minus} exceeds poly_len={poly_len}"
+            f"field 'secret_distribution': sparse-ternary weight {xs.plus}+{xs.minus} "
+            f"exceeds poly_len={poly_len}"
         )
     return LWEParameters(poly_len, modulus, xs, error, m)
 
@@ -98,9 +119,7 @@ def report_json(report: Report) -> dict[str, Any]:
     """The JSON shape shared by the CLI and the optimizer."""
     cheapest = report.cheapest
     return {
-        "security_bits": round(report.security_bits, 4)
-        if math.isfinite(report.security_bits)
-        else None,
+        "security_bits": bits_json(report.security_bits),
         "cheapest_attack": cheapest.attack,
         "attacks": {name: c.summary() for name, c in report.attacks.items()},
         "cost_model": report.cost_model,
@@ -123,27 +142,33 @@ def security_report(
 
 def params_from_mapping(data: dict[str, Any]) -> tuple[int, int, float, str]:
     """(poly_len, modulus, noise_width, secret) from a params dict, either top level or
-    under ``"params"`` (the optimizer's plan file)."""
+    under ``"params"`` (the optimizer's plan file).  Errors name the field as the file spells
+    it (``field 'params.moduli': ...``)."""
+    where = ""
     if "params" in data and isinstance(data["params"], dict):
-        data = data["params"]
-    missing = [k for k in ("poly_len", "moduli", "noise_width") if k not in data]
+        data, where = data["params"], "params."
+    missing = [f"'{where}{k}'" for k in ("poly_len", "moduli", "noise_width") if k not in data]
     if missing:
-        raise SpiralpirError(f"parameters file is missing field(s): {', '.join(missing)}")
+        raise SpiralpirError(f"missing field(s) {', '.join(missing)}")
     moduli = data["moduli"]
     if not isinstance(moduli, list) or not moduli or not all(
-        isinstance(x, int) and x >= 2 for x in moduli
+        type(x) is int and x >= 2 for x in moduli
     ):
-        raise SpiralpirError("field 'moduli' must be a non-empty list of integers ≥ 2")
+        raise SpiralpirError(
+            f"field '{where}moduli': must be a non-empty list of integers >= 2, got {moduli!r}"
+        )
     modulus = math.prod(moduli)
     poly_len = data["poly_len"]
-    if not isinstance(poly_len, int):
-        raise SpiralpirError(f"field 'poly_len' must be an integer, got {poly_len!r}")
+    if type(poly_len) is not int:
+        raise SpiralpirError(f"field '{where}poly_len': must be an integer, got {poly_len!r}")
     width = data["noise_width"]
-    if not isinstance(width, int | float):
-        raise SpiralpirError(f"field 'noise_width' must be a number, got {width!r}")
+    if type(width) not in (int, float):
+        raise SpiralpirError(f"field '{where}noise_width': must be a number, got {width!r}")
     secret = data.get("secret_distribution", "gaussian")
     if not isinstance(secret, str):
-        raise SpiralpirError("field 'secret_distribution' must be a string")
+        raise SpiralpirError(
+            f"field '{where}secret_distribution': must be a string, got {secret!r}"
+        )
     return poly_len, modulus, float(width), secret
 
 

@@ -3,6 +3,7 @@ and notes (what `spiralpir plan` prints without --json)."""
 
 from __future__ import annotations
 
+from spiralpir.estimator.levels import bits_text
 from spiralpir.optimizer.plan.planner import Plan
 
 
@@ -42,7 +43,7 @@ def render(pl: Plan) -> str:
         f"{_fmt_secs(e['per_database_seconds'])} per database "
         f"({_fmt_bytes(e['streaming_throughput_bytes_per_second'])}/s; preprocessed database "
         f"{_fmt_bytes(e['preprocessed_db_bytes'])})",
-        f"  security {e['security_bits']:.1f} bits, failure probability "
+        f"  security {bits_text(e['security_bits'])} bits, failure probability "
         f"2^{e['log2_failure_probability']:.1f}",
         "  time by stage: " + ", ".join(f"{k} {_fmt_secs(v)}" for k, v in
                                         pl.stage_seconds.items()),

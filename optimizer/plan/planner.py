@@ -28,10 +28,11 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from spiralpir.estimator.levels import bits_text
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.models.cost import Prices, Profile, split_seconds, stage_seconds
 from spiralpir.optimizer.models.noise import stage_variances
-from spiralpir.optimizer.models.security import estimator_security
+from spiralpir.optimizer.models.security import estimator_security, reported_security
 from spiralpir.optimizer.params.paper import PAPER_RING
 from spiralpir.optimizer.params.parameters import Parameters
 from spiralpir.optimizer.params.sizes import Sizes
@@ -63,8 +64,10 @@ def estimate(params: Parameters, profile: Profile | None = None,
     secs = sum(stages.values())  # cost.server_seconds
     one_time, per_db = split_seconds(stages)
     db_bytes = params.records * params.record_size
-    sec = estimator_security(params.poly_len, params.log2_q, params.noise_width,
-                             params.secret_distribution)
+    # the search filtered on the table's conservative level; report the full estimate, the
+    # level `spiralpir security` prints for this ring
+    sec = reported_security(params.poly_len, math.prod(params.moduli), params.noise_width,
+                            params.secret_distribution)
     return {
         "public_params_bytes": sizes.public_params_bytes,
         "query_bytes": sizes.query_bytes,
@@ -132,14 +135,15 @@ def _options(records: int, record_size: int, opts: dict[str, Any]) -> tuple[Opti
         q = 268369921 * 249561089
         sec = (kw.get("security") or estimator_security)(2048, math.log2(q), width, "gaussian")
         need = float(kw.get("min_security", 128.0))
+        shown = bits_text(reported_security(2048, q, width, "gaussian"))
         if sec >= need:
             kw.update(poly_lens=(2048,), moduli=(tuple(PAPER_RING["moduli"]),),
                       noise_width=width, secret_distribution="gaussian")
             notes.append(f"using the SPIRAL paper's ring (d=2048, q≈2^55.9, width 6.4): "
-                         f"{sec:.1f} bits >= {need:g}")
+                         f"{shown} bits >= {need:g}")
         else:
             notes.append(f"the SPIRAL paper's ring (d=2048, q≈2^55.9, width 6.4, Gaussian "
-                         f"secret) is only {sec:.1f} bits secure (< {need:g}): not used; "
+                         f"secret) is only {shown} bits secure (< {need:g}): not used; "
                          f"planned with secure rings instead (pass --min-security "
                          f"{math.floor(sec)} to accept it)")
     elif ring != "auto":

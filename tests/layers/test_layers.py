@@ -44,15 +44,20 @@ PY_LAYERS: Sequence[Mapping[str, Sequence[str]]] = (
         "spiralpir.estimator.lwe_parameters",
         "spiralpir.estimator.reduction",
         "spiralpir.estimator.prob",
+        "spiralpir.estimator.integers",
+        "spiralpir.estimator.levels",
+        "spiralpir.estimator.reference_runner",
     )},
     {"estimator/attacks": ("spiralpir.estimator.attacks.*",)},
     {"estimator/driver": (
         "spiralpir.estimator.estimate",
         "spiralpir.estimator.spiral",
         "spiralpir.estimator.table",
-        "spiralpir.estimator.gate",
         "spiralpir.estimator.backend",
+        "spiralpir.estimator.paramsets",
     )},
+    {"estimator/presets": ("spiralpir.estimator.presets",)},
+    {"estimator/gate": ("spiralpir.estimator.gate",)},
     {"estimator/cli": ("spiralpir.estimator.cli",)},
     # the optimizer: plan -> generate -> build -> serve
     {"optimizer/errors": (
