@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import math
 import signal
 import sys
@@ -34,6 +35,8 @@ from spiralpir.optimizer.service import http_api as api
 from spiralpir.optimizer.service.pir_server import BadBlock, PirServer, UnknownClient
 from spiralpir.optimizer.service.sessions import StreamSession, UnknownStream
 
+# seconds between returns of freed memory to the system while the server is idle
+TRIM_PERIOD = 5.0
 # seconds an unread body is still drained after an error reply (so the client reads the reply
 # rather than a reset), before the connection is closed
 LINGER_SECONDS = 2.0
@@ -62,6 +65,17 @@ def one_line(text: object, limit: int = 200) -> str:
     """`text` on one line, at most `limit` characters (for echoing client input)."""
     flat = " ".join(str(text).split())
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def _malloc_trim() -> Callable[[], object] | None:
+    """glibc's malloc_trim(0), if this C library has it: freed public parameters and bodies
+    otherwise stay in the allocator's arenas, and the resident size never comes back down."""
+    try:
+        fn = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_size_t]
+    return lambda: fn(0)
 
 
 def json_error(status: int, message: str, headers: dict[str, str] | None = None) -> web.Response:
@@ -313,17 +327,29 @@ def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None) 
             return json_error(500, "internal server error")
 
     async def sweeper(_app: Any) -> Any:
-        """Return the memory of idle stream sessions without waiting for the next request."""
+        """Return the memory of idle stream sessions without waiting for the next request, and
+        freed memory to the system once the server is idle after some work."""
         period = min(max(server.sessions.ttl / 4, 0.5), 60.0)
+        trim = _malloc_trim()
 
-        async def loop() -> None:
+        async def sweep() -> None:
             while True:
                 await asyncio.sleep(period)
                 server.sessions.sweep()
 
-        task = asyncio.get_running_loop().create_task(loop())
+        async def trim_idle() -> None:
+            done = -1
+            while trim is not None:
+                await asyncio.sleep(TRIM_PERIOD)
+                work = sum(stats.values())
+                if work != done and not load["admitted"] and not load["uploads"]:
+                    trim()
+                    done = work
+
+        tasks = [asyncio.get_running_loop().create_task(f()) for f in (sweep, trim_idle)]
         yield
-        task.cancel()
+        for task in tasks:
+            task.cancel()
         server.sessions.clear()
 
     async def on_cleanup(_app: Any) -> None:
