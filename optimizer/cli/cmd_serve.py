@@ -115,8 +115,11 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
                    f"stream sessions of ~{each / 1e6:.1f} MB each, idle expiry {stream_ttl:g} s)",
                    err=True)
     sized = "" if max_clients is not None else f" (--client-memory {client_memory})"
+    # an admitted query holds its client's parameters even after eviction: at most
+    # workers + max_queue such sets beyond max_clients
     click.echo(f"keeping up to {srv.max_clients} clients{sized}, ~{srv.client_bytes / 1e6:.1f} MB "
-               f"of public parameters each; {workers} worker(s), {max_queue} queued, "
+               f"of public parameters each (+ up to {workers + max_queue} held by admitted "
+               f"queries); {workers} worker(s), {max_queue} queued, "
                f"{max_uploads} uploads at once; timeouts: header {header_timeout:g} s, body "
                f"{body_timeout:g} s", err=True)
     http_server.run(srv, host, port, workers, limits)
