@@ -82,10 +82,37 @@ def json_error(status: int, message: str, headers: dict[str, str] | None = None)
     return web.json_response({"error": message}, status=status, headers=headers)
 
 
-class JsonErrorHandler(web.RequestHandler):
-    """aiohttp's connection handler, answering requests that do not even parse (bad request
-    line, oversized header...) with a JSON error too, and without logging a traceback for
-    what is the client's fault."""
+class GuardedConnection(web.RequestHandler):
+    """aiohttp's connection handler with a header timeout: a request's head must arrive within
+    ``header_timeout`` of the connection opening or of the previous reply, however it trickles
+    in (the app's middleware reports each head, see make_app). Requests that do not even parse
+    (bad request line, oversized header...) get a JSON error too, without a traceback logged
+    for what is the client's fault."""
+
+    def __init__(self, manager: Any, *, loop: asyncio.AbstractEventLoop, header_timeout: float,
+                 **kwargs: Any) -> None:
+        super().__init__(manager, loop=loop, keepalive_timeout=header_timeout, **kwargs)
+        self.header_timeout = header_timeout
+        self.event_loop = loop
+        self.head_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        self.await_head()
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        self.head_arrived()
+        super().connection_lost(exc)
+
+    def await_head(self) -> None:
+        """Start the clock for the next request's head."""
+        self.head_arrived()
+        self.head_timer = self.event_loop.call_later(self.header_timeout, self.force_close)
+
+    def head_arrived(self) -> None:
+        if self.head_timer is not None:
+            self.head_timer.cancel()
+            self.head_timer = None
 
     def handle_error(self, request: Any, status: int = 500, exc: BaseException | None = None,
                      message: str | None = None) -> web.StreamResponse:
@@ -298,9 +325,20 @@ def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None) 
         })
 
     @web.middleware
-    async def json_errors(request: Any, handler: Callable[[Any], Any]) -> Any:
-        """Every error as JSON: the router's 404/405 (with Allow), a body where the route takes
-        none, and any failure of a handler (500, logged)."""
+    async def guard(request: Any, handler: Callable[[Any], Any]) -> Any:
+        """Stops the connection's header clock while the request is handled, and answers every
+        error as JSON: the router's 404/405 (with Allow), a body where the route takes none, and
+        any failure of a handler (500, logged)."""
+        conn = request.protocol
+        if not isinstance(conn, GuardedConnection):
+            return await guarded(request, handler)
+        conn.head_arrived()
+        try:
+            return await guarded(request, handler)
+        finally:
+            conn.await_head()
+
+    async def guarded(request: Any, handler: Callable[[Any], Any]) -> Any:
         route = (request.path, request.method)
         if route not in body_limits and request.body_exists:
             resp = error(413, f"{request.method} {one_line(request.path, 80)} takes no body")
@@ -356,7 +394,7 @@ def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None) 
         executor.shutdown(wait=False, cancel_futures=True)
 
     app = web.Application(client_max_size=max(setup_limit, query_limit) + 1024,
-                          middlewares=[json_errors])
+                          middlewares=[guard])
     app.add_routes([
         web.post(api.SETUP, setup),
         web.post(api.QUERY, query),
@@ -389,12 +427,9 @@ def run(server: PirServer, host: str, port: int, workers: int = 2,
         manager = runner.server
         assert manager is not None
 
-        def connection() -> JsonErrorHandler:
-            # aiohttp closes a connection whose request head is incomplete when its keep-alive
-            # timer fires (armed at connect and after each reply, not pushed back by new
-            # bytes): that timer is the header timeout
-            return JsonErrorHandler(manager, loop=loop, keepalive_timeout=limits.header_timeout,
-                                    lingering_time=LINGER_SECONDS, access_log=None)
+        def connection() -> GuardedConnection:
+            return GuardedConnection(manager, loop=loop, header_timeout=limits.header_timeout,
+                                     lingering_time=LINGER_SECONDS, access_log=None)
 
         listener = await loop.create_server(connection, host, port, reuse_address=True)
         bound = listener.sockets[0].getsockname()[1] if listener.sockets else port
