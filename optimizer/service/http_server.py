@@ -9,7 +9,8 @@ head must arrive within ``header_timeout`` (also the idle keep-alive time), its 
 ``body_timeout`` in total (a trickle is cut, not reset by each byte), at most ``max_uploads``
 bodies are read at once, and at most ``workers + max_queue`` requests are admitted; beyond
 either a request gets 503 with Retry-After. A query's public parameters are pinned when it is
-admitted, so evicting its client meanwhile cannot fail it.
+admitted, so evicting its client meanwhile cannot fail it; a setup that would evict a client
+still waiting for its first query gets 503 too (pir_server.SETUP_GRACE).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from typing import Any
 from aiohttp import web
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.service import http_api as api
-from spiralpir.optimizer.service.pir_server import BadBlock, PirServer, UnknownClient
+from spiralpir.optimizer.service.pir_server import BadBlock, PirServer, ServerFull, UnknownClient
 from spiralpir.optimizer.service.sessions import StreamSession, UnknownStream
 
 # seconds between returns of freed memory to the system while the server is idle
@@ -208,6 +209,8 @@ def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None) 
             return await asyncio.get_running_loop().run_in_executor(executor, fn, *args)
         except (UnknownClient, UnknownStream) as exc:
             return error(404, str(exc))
+        except ServerFull as exc:
+            return busy(str(exc))
         except BadBlock as exc:
             return error(400, str(exc))
         except SpiralpirError as exc:

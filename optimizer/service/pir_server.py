@@ -41,6 +41,11 @@ class UnknownClient(SpiralpirError):
     """The client id is not (or no longer) registered: the client should run setup again."""
 
 
+class ServerFull(SpiralpirError):
+    """Every client place holds a client that has just set up and not queried yet: try the
+    setup again shortly (HTTP 503)."""
+
+
 class BadBlock(SpiralpirError):
     """A block index outside the server's sequence of databases."""
 
@@ -65,6 +70,9 @@ class Block:
 CACHE_SUFFIXES = (".spiralpir-db", ".spiralpir-db.json")
 
 DEFAULT_CLIENT_MEMORY = 1 << 30  # bytes of clients' public parameters held by default (serve)
+# seconds a newly set-up client is kept for its first query: with more clients than places,
+# later setups wait (ServerFull) instead of evicting it before it could query even once
+SETUP_GRACE = 10.0
 
 
 def _natural_key(path: Path) -> list[Any]:
@@ -125,6 +133,7 @@ class PirServer:
         self.threads = threads
         self._log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
         self._clients: OrderedDict[str, PublicParams] = OrderedDict()
+        self._fresh: dict[str, float] = {}  # set up, not queried yet: client id -> setup time
         self._lock = threading.Lock()
         self.streaming = blocks is not None
         if blocks is None:
@@ -250,19 +259,39 @@ class PirServer:
 
     # -- protocol --------------------------------------------------------------------------
     def setup(self, data: bytes) -> str:
-        """Register public parameters; returns the client id (same parameters, same id)."""
+        """Register public parameters; returns the client id (same parameters, same id). A
+        full server evicts the least recently used client, except one set up less than
+        SETUP_GRACE seconds ago that has not queried yet: if all are such, ServerFull."""
         client_id = client_id_of(data)
         with self._lock:
             if client_id in self._clients:
                 self._clients.move_to_end(client_id)
                 return client_id
+            self._make_room(time.monotonic(), evict=False)  # refuse before parsing
         pp = PublicParams(self.lib, data)  # validates (header, params hash, length, ranges)
         with self._lock:
-            self._clients[client_id] = pp
+            if client_id not in self._clients:
+                now = time.monotonic()
+                self._make_room(now, evict=True)
+                self._clients[client_id] = pp
+                self._fresh[client_id] = now
             self._clients.move_to_end(client_id)
-            while len(self._clients) > self.max_clients:
-                self._clients.popitem(last=False)
         return client_id
+
+    def _make_room(self, now: float, evict: bool) -> None:
+        """Ensure a place for one more client (under the lock): evict the least recently used
+        clients past their grace, or raise ServerFull."""
+        while len(self._clients) >= self.max_clients:
+            victim = next((cid for cid in self._clients
+                           if now - self._fresh.get(cid, -SETUP_GRACE) >= SETUP_GRACE), None)
+            if victim is None:
+                raise ServerFull(f"all {self.max_clients} client places hold clients set up in "
+                                 f"the last {SETUP_GRACE:g} s that have not queried yet (serve "
+                                 "--max-clients / --client-memory)")
+            if not evict:
+                return
+            del self._clients[victim]
+            self._fresh.pop(victim, None)
 
     def pin(self, client_id: str) -> PublicParams:
         """The client's public parameters, held by the caller: evicting the client later
@@ -271,6 +300,7 @@ class PirServer:
             pp = self._clients.get(client_id)
             if pp is not None:
                 self._clients.move_to_end(client_id)
+                self._fresh.pop(client_id, None)
         if pp is None:
             raise UnknownClient(f"unknown client id '{client_id[:64]}': upload public parameters "
                                 "with POST /v1/setup first")

@@ -61,6 +61,15 @@ def setup(url: str, keys: ClientKeys) -> str:
     return str(r.json()["client_id"])
 
 
+def query(url: str, keys: ClientKeys, cid: str, build: Build) -> None:
+    """One query, checked (the client is then no longer new: a later setup may evict it)."""
+    index = random.randrange(sampledb.SAMPLE_RECORDS)
+    r = requests.post(url + api.QUERY, data=keys.query(index), timeout=120,
+                      headers={api.CLIENT_HEADER: cid})
+    assert r.status_code == 200, r.text
+    assert keys.decode(index, r.content, build.record_size) == sampledb.sample_record(index)
+
+
 def test_an_admitted_query_survives_the_eviction_of_its_client(crowded: ServerProcess,
                                                                build: Build) -> None:
     a, b = ClientKeys.new(build.lib), ClientKeys.new(build.lib)
@@ -68,7 +77,7 @@ def test_an_admitted_query_survives_the_eviction_of_its_client(crowded: ServerPr
     index = random.randrange(sampledb.SAMPLE_RECORDS)
     held = HeldRequest(crowded.url, "POST", api.QUERY, a.query(index), {api.CLIENT_HEADER: cid_a})
     wait_health(crowded.url, "admitted", 1)  # admitted, its body not sent yet
-    setup(crowded.url, b)  # --max-clients 1: a is evicted
+    cid_b = setup(crowded.url, b)  # --max-clients 1: a (no longer new) is evicted
     assert health(crowded.url)["clients"] == 1
     late = requests.post(crowded.url + api.QUERY, data=a.query(0), timeout=120,
                          headers={api.CLIENT_HEADER: cid_a})
@@ -76,13 +85,29 @@ def test_an_admitted_query_survives_the_eviction_of_its_client(crowded: ServerPr
     reply = held.finish()
     assert reply.status == 200, reply.body[:300]
     assert a.decode(index, reply.body, build.record_size) == sampledb.sample_record(index)
+    query(crowded.url, b, cid_b, build)  # leave a client that may be evicted
+
+
+def test_a_new_client_keeps_its_place_until_it_queried(crowded: ServerProcess,
+                                                       build: Build) -> None:
+    """With more clients than places, a setup waits (503) rather than evict a client that set
+    up a moment ago and has not queried yet; once that client queried, it may be evicted."""
+    b, c = ClientKeys.new(build.lib), ClientKeys.new(build.lib)
+    cid_b = setup(crowded.url, b)
+    r = requests.post(crowded.url + api.SETUP, data=c.public_params(), timeout=120)
+    assert r.status_code == 503 and "not queried yet" in r.json()["error"], r.text
+    assert api.parse_decimal(r.headers["Retry-After"]) is not None
+    query(crowded.url, b, cid_b, build)
+    cid_c = setup(crowded.url, c)
+    query(crowded.url, c, cid_c, build)  # leave a client that may be evicted
 
 
 def test_a_full_queue_answers_503_and_the_client_waits(crowded: ServerProcess, build: Build,
                                                       tmp_path: Path) -> None:
     keys = ClientKeys.new(build.lib)
     pp = keys.public_params()
-    held = [HeldRequest(crowded.url, "POST", api.SETUP, pp) for _ in range(2)]
+    query(crowded.url, keys, setup(crowded.url, keys), build)
+    held = [HeldRequest(crowded.url, "POST", api.SETUP, pp) for _ in range(2)]  # known: no eviction
     wait_health(crowded.url, "admitted", 2)
     r = requests.post(crowded.url + api.SETUP, data=pp, timeout=120)
     assert r.status_code == 503, r.text

@@ -12,7 +12,7 @@ from spiralpir.optimizer.build import builder
 
 def test_more_clients_than_the_server_keeps(demo_inst: builder.Instance, tmp_path: Path) -> None:
     r = run(clients=6, max_clients=2, seconds=8.0, workers=1, threads=1, work=tmp_path,
-            extra=["--max-queue", "2"])
+            extra=["--max-queue", "4"])
     print(report(r))
     assert r["queries"] >= 6, report(r)
     assert r["failed"] == {} and r["wrong"] == 0 and r["server_log_5xx"] == 0, report(r)
