@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 from spiralpir.optimizer.errors import SpiralpirError
+from spiralpir.optimizer.service.http_api import parse_decimal
 from spiralpir.optimizer.service.pir_client import PirClient
 from spiralpir.optimizer.service.results import QueryResult, StreamResult
 
@@ -18,18 +19,23 @@ def parse_blocks(text: str | None, count: int) -> list[int] | None:
     """'K' (one block), 'A:B' (A .. B-1), 'A:' or ':B' -> block indices; None -> all."""
     if text is None:
         return None
-    try:
-        if ":" not in text:
-            return [int(text)]
-        lo, hi = text.split(":", 1)
-        start = int(lo) if lo.strip() else 0
-        stop = int(hi) if hi.strip() else count
-    except ValueError:
-        raise SpiralpirError(f"--blocks '{text}': expected K, A:B, A: or :B") from None
+    lo, sep, hi = text.partition(":")
+    start = parse_decimal(lo) if lo else 0
+    stop = (parse_decimal(hi) if hi else count) if sep else (None if start is None else start + 1)
+    if start is None or stop is None:
+        raise SpiralpirError(f"--blocks '{text}': expected K, A:B, A: or :B (ASCII digits)")
     if not 0 <= start < stop <= count:
         raise SpiralpirError(f"--blocks '{text}': the server streams {count} block(s); "
                              f"need 0 <= A < B <= {count}")
     return list(range(start, stop))
+
+
+def ascii_index(_ctx: click.Context, _param: click.Parameter, value: str) -> int:
+    """--index: a record index in ASCII digits ('١' or '²' are not numbers here)."""
+    index = parse_decimal(value)
+    if index is None:
+        raise SpiralpirError(f"--index '{value}': expected a record index (ASCII digits)")
+    return index
 
 
 def write_atomic(out: Path, data: bytes) -> None:
@@ -40,7 +46,7 @@ def write_atomic(out: Path, data: bytes) -> None:
 
 @click.command(name="query")
 @click.option("--server", "url", required=True, help="Server URL, e.g. http://127.0.0.1:8080")
-@click.option("--index", type=int, required=True, help="Record index (0-based).")
+@click.option("--index", required=True, callback=ascii_index, help="Record index (0-based).")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write exactly the record's bytes to this file (--stream: the records of "
               "the blocks, concatenated in block order).")

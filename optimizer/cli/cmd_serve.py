@@ -11,6 +11,7 @@ answers every block from it (POST /v1/stream, GET /v1/stream/ID/blocks/K).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import click
@@ -37,13 +38,30 @@ from spiralpir.optimizer.service.builds import open_build
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", type=int, default=8080, show_default=True, help="0 picks a free port.")
 @click.option("--threads", type=int, default=0, help="Runtime threads per answer (0: all cores).")
-@click.option("--workers", type=int, default=2, show_default=True,
-              help="Requests answered concurrently.")
 @click.option("--preprocessed", type=click.Path(path_type=Path), default=None,
               help="Preprocessed database file (default: DB.NAME.spiralpir-db next to DB); with "
               "--stream, a directory for the blocks' files (default: next to each block).")
 @click.option("--no-cache", is_flag=True, help="Do not save or reuse preprocessed files.")
-@click.option("--max-clients", type=int, default=32, show_default=True)
+@click.option("--max-clients", type=click.IntRange(min=1), default=None,
+              help="Clients whose public parameters are kept (the least recently used is "
+              "dropped first and uploads again). Default: --client-memory divided by the "
+              "memory one client's parameters take, measured at startup.")
+@click.option("--client-memory", default="1GiB", show_default=True, metavar="SIZE",
+              help="Memory for clients' public parameters, sizing --max-clients: bytes, or "
+              "with a KiB/MiB/GiB (or kB/MB/GB) suffix.")
+@click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Requests answered concurrently.")
+@click.option("--max-queue", type=click.IntRange(min=0), default=http_server.Limits.max_queue,
+              show_default=True, help="Requests admitted beyond the --workers running; more "
+              "get 503 with Retry-After.")
+@click.option("--max-uploads", type=click.IntRange(min=1), default=http_server.Limits.max_uploads,
+              show_default=True, help="Request bodies received at once; more get 503.")
+@click.option("--header-timeout", type=click.FloatRange(min=0, min_open=True),
+              default=http_server.Limits.header_timeout, show_default=True,
+              help="Seconds for a request's head to arrive (and an idle connection's life).")
+@click.option("--body-timeout", type=click.FloatRange(min=0, min_open=True),
+              default=http_server.Limits.body_timeout, show_default=True,
+              help="Seconds for a request's whole body to arrive (total, not per read).")
 @click.option("--max-streams", type=int, default=8, show_default=True,
               help="Stream sessions (prepared queries) kept; the least recently used goes first.")
 @click.option("--stream-ttl", type=float, default=600.0, show_default=True,
@@ -52,12 +70,16 @@ from spiralpir.optimizer.service.builds import open_build
 @click.option("--build-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
 def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...],
           record_size: int | None, fmt: str | None, host: str, port: int, threads: int,
-          workers: int, preprocessed: Path | None, no_cache: bool, max_clients: int,
-          max_streams: int, stream_ttl: float, ci: bool, build_dir: Path | None) -> None:
+          preprocessed: Path | None, no_cache: bool, max_clients: int | None,
+          client_memory: str, workers: int, max_queue: int, max_uploads: int,
+          header_timeout: float, body_timeout: float, max_streams: int, stream_ttl: float,
+          ci: bool, build_dir: Path | None) -> None:
     """Serve DB privately: POST /v1/setup, POST /v1/query, GET /v1/params, GET /v1/health
     (with --stream: POST /v1/stream, GET /v1/stream/ID/blocks/K, DELETE /v1/stream/ID)."""
     if (db_path is None) == (not stream_paths):
         raise SpiralpirError("give either --db FILE or --stream DIR_OR_FILE (repeatable)")
+    memory = parse_size(client_memory, "--client-memory")
+    limits = http_server.Limits(header_timeout, body_timeout, max_uploads, max_queue)
     paths = pir_server.stream_block_paths(stream_paths) if stream_paths else []
     build = open_build(source_dir, build_dir, ci=ci)
     tag = build.name + ("_ci" if ci else "")
@@ -75,8 +97,8 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
         preprocessed.mkdir(parents=True, exist_ok=True)
         return preprocessed / store.default_path(path, tag).name
 
-    common = {"threads": threads, "max_clients": max_clients, "max_streams": max_streams,
-              "stream_ttl": stream_ttl}
+    common = {"threads": threads, "max_clients": max_clients, "client_memory": memory,
+              "max_streams": max_streams, "stream_ttl": stream_ttl}
     if db_path is not None:
         records = database.read_records(db_path, build.record_size, record_size, fmt)
         srv = pir_server.PirServer(build, records, preprocessed=cache_path(db_path), **common)
@@ -92,4 +114,29 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
                    f"{srv.record_size} bytes with build {build.label} (at most {max_streams} "
                    f"stream sessions of ~{each / 1e6:.1f} MB each, idle expiry {stream_ttl:g} s)",
                    err=True)
-    http_server.run(srv, host, port, workers)
+    sized = "" if max_clients is not None else f" (--client-memory {client_memory})"
+    # an admitted query holds its client's parameters even after eviction: at most
+    # workers + max_queue such sets beyond max_clients
+    click.echo(f"keeping up to {srv.max_clients} clients{sized}, ~{srv.client_bytes / 1e6:.1f} MB "
+               f"of public parameters each (+ up to {workers + max_queue} held by admitted "
+               f"queries); {workers} worker(s), {max_queue} queued, "
+               f"{max_uploads} uploads at once; timeouts: header {header_timeout:g} s, body "
+               f"{body_timeout:g} s", err=True)
+    http_server.run(srv, host, port, workers, limits)
+
+
+SIZE_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+              "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40}
+SIZE = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*([a-z]*)", re.ASCII)
+
+
+def parse_size(text: str, option: str) -> int:
+    """'2GiB', '512MB', '1000000' -> bytes (ASCII digits; units KiB..TiB, kB..TB)."""
+    m = SIZE.fullmatch(text.strip().lower())
+    if m is None or m.group(2) not in SIZE_UNITS:
+        raise SpiralpirError(f"{option} '{text}': expected a size such as 2GiB, 512MB or "
+                             "1000000 (bytes)")
+    size = int(float(m.group(1)) * SIZE_UNITS[m.group(2)])
+    if size < 1:
+        raise SpiralpirError(f"{option} '{text}': must be at least 1 byte")
+    return size

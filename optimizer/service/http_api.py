@@ -10,12 +10,15 @@
   GET  /v1/params  the build's parameters, shapes, blocks, exact message sizes, limits
   GET  /v1/health  {"status": "ok", ...}
 
-Errors are JSON {"error": message} with a 4xx status.
+Errors are JSON {"error": message} with a 4xx status (503 with Retry-After when the server
+is full; the request may be sent again after that many seconds).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 
 API_VERSION = 1
 
@@ -31,6 +34,10 @@ BLOCK_BYTES_HEADER = "X-Spiralpir-Block-Bytes"
 SECONDS_HEADER = "X-Spiralpir-Server-Seconds"
 STAGES_HEADER = "X-Spiralpir-Stages"
 STREAM_HEADERS = (BLOCK_HEADER, BLOCK_BYTES_HEADER, SECONDS_HEADER, STAGES_HEADER)
+
+# numbers and ids in paths and headers: ASCII only (str.isdigit accepts '²', int() accepts '١')
+_DECIMAL = re.compile(r"[0-9]{1,18}", re.ASCII)
+_HEX_ID = re.compile(r"[0-9a-f]{32}", re.ASCII)
 
 # a request body may exceed the exact message size by this much (framing slack)
 BODY_SLACK_BYTES = 4096
@@ -52,3 +59,18 @@ def body_limit(message_bytes: int) -> int:
 def answer_headers(seconds: float, stages: dict[str, float]) -> dict[str, str]:
     """The headers of an answer: its server seconds and per-stage seconds."""
     return {SECONDS_HEADER: f"{seconds:.6f}", STAGES_HEADER: json.dumps(stages, sort_keys=True)}
+
+
+def client_id_of(public_params: bytes) -> str:
+    """The client id of a set of public parameters (the server's and the client's view)."""
+    return hashlib.sha256(public_params).hexdigest()[:32]
+
+
+def parse_decimal(text: str) -> int | None:
+    """A non-negative decimal of ASCII digits (at most 18), or None."""
+    return int(text) if _DECIMAL.fullmatch(text) else None
+
+
+def is_hex_id(text: str) -> bool:
+    """Whether `text` has the form of a client or stream id (32 lowercase hex digits)."""
+    return _HEX_ID.fullmatch(text) is not None

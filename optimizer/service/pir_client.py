@@ -10,6 +10,12 @@ resolves inside the generated root, and the server's parameters must equal the l
 reply body is read with a size limit: the exact response size of the build for answers, a
 small limit for JSON.
 
+Under load the client waits rather than fails: a 503 (the server's queue or upload slots are
+full) is sent again after the server's Retry-After, and an unknown client id (evicted, or a
+restarted server) uploads the public parameters again, each with exponential backoff and
+jitter, at most RETRIES times. The state file is checked when read: a file that is not a
+client state, or whose client id is not the id of its keys, is an error naming the file.
+
 ``stream(i)`` retrieves record i of every block of a streaming server (``serve --stream``):
 one query is uploaded once, then each block's answer is fetched and decoded; the report
 separates the one-time part (query upload and the server's preparation) from the per-block
@@ -19,10 +25,12 @@ figures.
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
 import json
 import os
 import queue
+import random
 import re
 import secrets
 import sys
@@ -48,6 +56,14 @@ STATE_VERSION = 1
 
 BUILD_NAME = re.compile(r"[A-Za-z0-9_-]+")
 MAX_JSON_BYTES = 1 << 20  # a JSON reply (parameters, ids, errors) is far smaller
+# resending after a 503 or an unknown client id: at most RETRIES times, the n-th after
+# BACKOFF_BASE * 2^n seconds (at most BACKOFF_CAP, jittered down to half) or the server's
+# Retry-After (believed up to MAX_RETRY_AFTER), whichever is longer
+RETRIES = 8
+BACKOFF_BASE = 0.1
+BACKOFF_CAP = 5.0
+MAX_RETRY_AFTER = 30
+_SECONDS = re.compile(r"[0-9]{1,12}(\.[0-9]{1,12})?", re.ASCII)
 # local params.json names that the runtime's parameter JSON spells differently
 _RUNTIME_NAMES = {"records": "num_records", "secret_distribution": "secret_dist"}
 
@@ -153,6 +169,88 @@ def write_private_file(path: Path, data: bytes) -> None:
         os.close(dfd)
 
 
+def reported_count(value: object, what: str) -> int:
+    """A count the server reported in JSON: a non-negative integer, nothing else."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise SpiralpirError(f"the server reported {what} = {json.dumps(value)[:60]}: not a "
+                             "non-negative integer")
+    return value
+
+
+def reported_seconds(text: str | None) -> float:
+    """Seconds the server reported in a header (figures only): NaN unless plain ASCII."""
+    return float(text) if text and _SECONDS.fullmatch(text) else float("nan")
+
+
+def reported_stages(text: str | None) -> dict[str, float]:
+    """The per-stage seconds header: {stage: seconds}, empty if malformed."""
+    try:
+        stages = json.loads(text or "{}")
+    except ValueError:
+        return {}
+    if not isinstance(stages, dict):
+        return {}
+    return {str(k): float(v) for k, v in stages.items()
+            if isinstance(v, int | float) and not isinstance(v, bool)}
+
+
+def backoff_seconds(attempt: int, retry_after: str | None = None,
+                    rng: random.Random | None = None) -> float:
+    """Seconds to wait before resending for the `attempt`-th time (0-based)."""
+    rng = rng or random.Random()
+    ceiling = min(BACKOFF_CAP, BACKOFF_BASE * 2 ** attempt)
+    delay = rng.uniform(ceiling / 2, ceiling)
+    hint = api.parse_decimal((retry_after or "").strip())
+    if hint is not None:
+        delay = max(delay, min(hint, MAX_RETRY_AFTER) * rng.uniform(1.0, 1.25))
+    return delay
+
+
+def read_state_file(path: Path) -> dict[str, Any]:
+    """A client state file's JSON object; an error naming the file otherwise."""
+    try:
+        state = json.loads(path.read_bytes())
+    except OSError as exc:
+        raise SpiralpirError(f"unreadable client state {path}: {exc.strerror or exc}") from exc
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SpiralpirError(f"client state {path}: not JSON ({exc})") from exc
+    if not isinstance(state, dict):
+        raise SpiralpirError(f"client state {path}: expected a JSON object, found "
+                             f"{type(state).__name__ if state is not None else 'null'}")
+    return state
+
+
+def state_keys(path: Path, state: dict[str, Any], build: Build) -> tuple[ClientKeys, str | None]:
+    """The keys and client id a state file holds, checked: ``client_state`` is base64 of a
+    client state of `build`, and ``client_id`` (if any) is the id of those keys' public
+    parameters (a mismatched id would make the server answer with another client's
+    parameters, which decodes to garbage)."""
+    text = state.get("client_state")
+    if not isinstance(text, str):
+        what = "missing" if text is None else f"a JSON {type(text).__name__}, not a string"
+        raise SpiralpirError(f"client state {path}: 'client_state' is {what}")
+    try:
+        raw = base64.b64decode(text.encode("ascii"), validate=True)
+    except (UnicodeEncodeError, binascii.Error):
+        raise SpiralpirError(f"client state {path}: 'client_state' is not base64") from None
+    try:
+        keys = ClientKeys.load(build.lib, raw)
+    except SpiralpirError as exc:
+        raise SpiralpirError(f"client state {path}: 'client_state' is not a client of build "
+                             f"'{build.label}' ({' '.join(str(exc).split())})") from None
+    cid = state.get("client_id")
+    if cid is None:
+        return keys, None
+    expected = api.client_id_of(keys.public_params())
+    if cid != expected:
+        keys.close()
+        shown = json.dumps(cid)[:80]
+        raise SpiralpirError(f"client state {path}: 'client_id' {shown} is not the id of the "
+                             f"keys in 'client_state' ({expected}); the file was edited or "
+                             "mixed up: remove it to start a new client")
+    return keys, cid
+
+
 def default_state_path(server_url: str, build: str) -> Path:
     base = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
     tag = hashlib.sha256(server_url.encode()).hexdigest()[:12]
@@ -205,6 +303,7 @@ class PirClient:
                  show_progress: bool = False) -> None:
         self.url = server_url.rstrip("/")
         self.timeout = timeout
+        self.retries = {"busy": 0, "setup": 0}  # resends after a 503 / an unknown client id
         self.http = requests.Session()
         self.info = self._get_json(api.PARAMS)
         name = check_build_name(self.info.get("build"))
@@ -228,25 +327,24 @@ class PirClient:
         check_same_params(server_params, build.lib.params, f"the local build '{build.label}'",
                           exact=True)
         self.response_limit = int(build.lib.params["response_bytes"])
-        self.num_records = int(self.info["num_records"])
-        self.record_size = int(self.info["record_size"])
+        self.num_records = reported_count(self.info.get("num_records"), "num_records")
+        self.record_size = reported_count(self.info.get("record_size"), "record_size")
         self.state_path = Path(state_path) if state_path else default_state_path(self.url, name)
         self.keys, self.client_id = self._load_state()
 
     # -- state -----------------------------------------------------------------------------
     def _load_state(self) -> tuple[ClientKeys, str | None]:
-        if self.state_path.is_file():
-            try:
-                state = json.loads(self.state_path.read_text())
-            except (OSError, json.JSONDecodeError) as exc:
-                raise SpiralpirError(f"unreadable client state {self.state_path}: {exc}") from exc
+        path = self.state_path
+        if path.exists() and not path.is_file():
+            raise SpiralpirError(f"client state {path} is not a regular file")
+        if path.is_file():
+            state = read_state_file(path)
             same = (state.get("version") == STATE_VERSION
                     and state.get("params") == self.build.lib.params
                     and state.get("build") == self.build.name)
             if same:
-                keys = ClientKeys.load(self.build.lib, base64.b64decode(state["client_state"]))
-                cid = state.get("client_id") if state.get("server") == self.url else None
-                return keys, cid
+                keys, cid = state_keys(path, state, self.build)
+                return keys, cid if state.get("server") == self.url else None
         keys = ClientKeys.new(self.build.lib)
         self._save_state(keys, None)
         return keys, None
@@ -267,13 +365,20 @@ class PirClient:
         return self._json(self._get(path, limit=MAX_JSON_BYTES))
 
     def _send(self, method: str, path: str, limit: int, http: Any = None, **kw: Any) -> Reply:
-        """One request; the reply body read with `limit` (see read_reply)."""
-        try:
-            r = (http or self.http).request(method, self.url + path, timeout=self.timeout,
-                                            stream=True, **kw)
-            return read_reply(r, limit, f"{method} {self.url}{path}")
-        except requests.RequestException as exc:
-            raise SpiralpirError(f"cannot reach {self.url}: {exc}") from exc
+        """One request, sent again while the server answers 503 (busy; see RETRIES); the
+        reply body read with `limit` (see read_reply)."""
+        for attempt in range(RETRIES + 1):
+            try:
+                r = (http or self.http).request(method, self.url + path, timeout=self.timeout,
+                                                stream=True, **kw)
+                reply = read_reply(r, limit, f"{method} {self.url}{path}")
+            except requests.RequestException as exc:
+                raise SpiralpirError(f"cannot reach {self.url}: {exc}") from exc
+            if reply.status_code != 503 or attempt == RETRIES:
+                return reply
+            self.retries["busy"] += 1
+            time.sleep(backoff_seconds(attempt, reply.headers.get("Retry-After")))
+        raise AssertionError("unreachable")
 
     @staticmethod
     def _json(r: Reply) -> dict[str, Any]:
@@ -293,7 +398,12 @@ class PirClient:
             return 0
         pp = self.keys.public_params()
         r = self._post(api.SETUP, pp, limit=MAX_JSON_BYTES)
-        self.client_id = str(self._json(r)["client_id"])
+        client_id = self._json(r).get("client_id")
+        if client_id != api.client_id_of(pp):
+            raise SpiralpirError(f"the server assigned the client id {json.dumps(client_id)[:80]}"
+                                 f", not the id of our public parameters "
+                                 f"({api.client_id_of(pp)})")
+        self.client_id = client_id
         self._save_state(self.keys, self.client_id)
         return len(pp)
 
@@ -303,14 +413,19 @@ class PirClient:
                           headers={"Content-Type": "application/octet-stream", **(headers or {})})
 
     def _post_query(self, path: str, q: bytes, limit: int) -> tuple[Reply, int]:
-        """POST a query for our client id; if the server forgot the id (restart, eviction),
-        upload the public parameters again and retry once. Returns (reply, bytes uploaded)."""
+        """POST a query for our client id; while the server does not know the id (evicted,
+        restarted), upload the public parameters again and resend (at most RETRIES times,
+        with backoff). Returns (reply, bytes uploaded)."""
         uploaded = self.setup()
-        r = self._post(path, q, {api.CLIENT_HEADER: str(self.client_id)}, limit)
-        if r.status_code == 404:
+        for attempt in range(RETRIES + 1):
+            r = self._post(path, q, {api.CLIENT_HEADER: str(self.client_id)}, limit)
+            if r.status_code != 404 or attempt == RETRIES:
+                break
+            self.retries["setup"] += 1
+            if attempt:  # evicted again right away: the server is crowded, give it time
+                time.sleep(backoff_seconds(attempt - 1))
             self.client_id = None
             uploaded += self.setup()
-            r = self._post(path, q, {api.CLIENT_HEADER: str(self.client_id)}, limit)
         return r, uploaded
 
     def _check_index(self, index: int, num_records: int) -> None:
@@ -340,7 +455,7 @@ class PirClient:
             index=index, record=record, query_bytes=len(q), response_bytes=len(resp),
             public_params_bytes_uploaded=uploaded,
             seconds={"query_gen": t1 - t0, "round_trip": t2 - t1, "decode": t3 - t2,
-                     "server": float(r.headers.get(api.SECONDS_HEADER, "nan"))},
+                     "server": reported_seconds(r.headers.get(api.SECONDS_HEADER))},
         )
 
     # -- streaming -------------------------------------------------------------------------
@@ -349,7 +464,14 @@ class PirClient:
         """The server's blocks (one for a server of one database): index, num_records, ..."""
         stream = self.info.get("stream")
         if isinstance(stream, dict) and isinstance(stream.get("blocks"), list):
-            return list(stream["blocks"])
+            out = []
+            for k, b in enumerate(stream["blocks"]):
+                if not isinstance(b, dict):
+                    raise SpiralpirError(f"the server reported block {k} as "
+                                         f"{json.dumps(b)[:60]}, not an object")
+                out.append({**b, "num_records": reported_count(b.get("num_records"),
+                                                               f"block {k}'s num_records")})
+            return out
         return [{"index": 0, "num_records": self.num_records,
                  "db_bytes": self.num_records * self.record_size}]
 
@@ -357,7 +479,8 @@ class PirClient:
         t0 = time.perf_counter()
         r, uploaded = self._post_query(api.STREAM, q, MAX_JSON_BYTES)
         reply = self._json(r) if r.status_code != 201 else r.json()
-        seconds = {f"server_{k}": float(v) for k, v in reply["prepare_seconds"].items()}
+        seconds = {f"server_{k}": v for k, v in reported_stages(
+            json.dumps(reply.get("prepare_seconds"))).items()}
         seconds["upload_round_trip"] = time.perf_counter() - t0
         return str(reply["stream_id"]), seconds, uploaded
 
@@ -370,7 +493,7 @@ class PirClient:
         Up to ``in_flight`` block requests run at once (1: one after the other, none while
         the caller holds a block). ``report`` (optional) collects the one-time figures."""
         info = self.blocks
-        self._check_index(index, max(int(b["num_records"]) for b in info))
+        self._check_index(index, max(b["num_records"] for b in info))
         wanted = list(range(len(info))) if blocks is None else list(blocks)
         for k in wanted:
             if not 0 <= k < len(info):
@@ -412,13 +535,16 @@ class PirClient:
                 resp = r.content
                 record = self.keys.decode(index, resp, self.build.record_size)[: self.record_size]
                 t3 = time.perf_counter()
-                stages = json.loads(r.headers.get(api.STAGES_HEADER, "{}"))
+                stages = reported_stages(r.headers.get(api.STAGES_HEADER))
+                db_bytes = api.parse_decimal(r.headers.get(api.BLOCK_BYTES_HEADER, ""))
+                if db_bytes is None:
+                    raise SpiralpirError(f"block {k}: malformed {api.BLOCK_BYTES_HEADER} header")
                 yield BlockResult(
-                    block=k, record=record if index < int(info[k]["num_records"]) else None,
-                    response_bytes=len(resp), db_bytes=int(r.headers[api.BLOCK_BYTES_HEADER]),
-                    seconds={"server": float(r.headers[api.SECONDS_HEADER]),
+                    block=k, record=record if index < info[k]["num_records"] else None,
+                    response_bytes=len(resp), db_bytes=db_bytes,
+                    seconds={"server": reported_seconds(r.headers.get(api.SECONDS_HEADER)),
                              "round_trip": trip, "decode": t3 - t2,
-                             **{f"server_{s}": float(v) for s, v in stages.items()}},
+                             **{f"server_{s}": v for s, v in stages.items()}},
                 )
         finally:
             ex.shutdown(wait=True, cancel_futures=True)

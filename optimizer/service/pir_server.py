@@ -11,7 +11,7 @@ service/http_server.py exposes it over HTTP (service/http_api.py).
 
 from __future__ import annotations
 
-import hashlib
+import os
 import re
 import sys
 import threading
@@ -36,12 +36,17 @@ from spiralpir.optimizer.service.binding import (
     ServerDb,
     prepared_query_bytes,
 )
-from spiralpir.optimizer.service.http_api import API_VERSION
+from spiralpir.optimizer.service.http_api import API_VERSION, client_id_of
 from spiralpir.optimizer.service.sessions import StreamSession, StreamSessions, UnknownStream
 
 
 class UnknownClient(SpiralpirError):
     """The client id is not (or no longer) registered: the client should run setup again."""
+
+
+class ServerFull(SpiralpirError):
+    """Every client place holds a client that has just set up and not queried yet: try the
+    setup again shortly (HTTP 503)."""
 
 
 class BadBlock(SpiralpirError):
@@ -67,11 +72,31 @@ class Block:
 
 CACHE_SUFFIXES = (".spiralpir-db", ".spiralpir-db" + store.LEGACY_SIDECAR)
 
+DEFAULT_CLIENT_MEMORY = 1 << 30  # bytes of clients' public parameters held by default (serve)
+# seconds a newly set-up client is kept for its first query: with more clients than places,
+# later setups wait (ServerFull) instead of evicting it before it could query even once
+SETUP_GRACE = 10.0
+
 
 def _natural_key(path: Path) -> list[Any]:
-    """block2 before block10."""
+    """block2 before block10 (ASCII digits only: a name with other digits, say '2²' or
+    'part١', has no unambiguous place in the order and is refused)."""
+    odd = [c for c in path.name if c.isdigit() and not c.isascii()]
+    if odd:
+        raise SpiralpirError(f"stream block {path}: its name holds the non-ASCII digit "
+                             f"{odd[0]!r}, so its place in the block order is ambiguous; "
+                             "rename it with ASCII digits (or move it out of the directory)")
     return [(0, int(t), "") if t.isdigit() else (1, 0, t)
-            for t in re.split(r"(\d+)", path.name) if t]
+            for t in re.split(r"([0-9]+)", path.name) if t]
+
+
+def resident_bytes(pid: int | str = "self") -> int:
+    """A process's resident set size from /proc (0 where there is no /proc)."""
+    try:
+        fields = Path(f"/proc/{pid}/statm").read_text().split()
+    except OSError:
+        return 0
+    return int(fields[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
 def stream_block_paths(paths: Sequence[Path]) -> list[Path]:
@@ -101,16 +126,17 @@ class PirServer:
 
     def __init__(self, build: Build, records: database.Records | None = None,
                  db_path: Path | str | None = None, threads: int = 0,
-                 preprocessed: Path | str | None = None, max_clients: int = 32,
+                 preprocessed: Path | str | None = None, max_clients: int | None = None,
+                 client_memory: int = DEFAULT_CLIENT_MEMORY,
                  progress: bool = True, log: Callable[[str], None] | None = None,
                  blocks: Sequence[tuple[database.Records, Path | str | None]] | None = None,
                  max_streams: int = 8, stream_ttl: float = 600.0) -> None:
         self.build = build
         self.lib = build.lib
-        self.max_clients = max_clients
         self.threads = threads
         self._log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
         self._clients: OrderedDict[str, PublicParams] = OrderedDict()
+        self._fresh: dict[str, float] = {}  # set up, not queried yet: client id -> setup time
         self._lock = threading.Lock()
         self.streaming = blocks is not None
         if blocks is None:
@@ -135,6 +161,11 @@ class PirServer:
         self.num_records = max(b.num_records for b in self.blocks)
         self.sessions = StreamSessions(max_streams, stream_ttl, on_drop=self._log_drop)
         self._measure_sizes()
+        if max_clients is None:
+            max_clients = max(1, client_memory // self.client_bytes)
+        elif max_clients < 1:
+            raise SpiralpirError(f"max_clients must be >= 1, not {max_clients}")
+        self.max_clients = max_clients
 
     # -- loading ---------------------------------------------------------------------------
     @property
@@ -220,55 +251,90 @@ class PirServer:
         return True
 
     def _measure_sizes(self) -> None:
-        """Exact sizes of the messages, from a throwaway client of the same library."""
+        """Exact sizes of the messages, from a throwaway client of the same library, and the
+        memory one client's parsed public parameters hold (``client_bytes``: the growth of
+        the resident set while two copies are held, at least their serialized size)."""
         keys = ClientKeys.new(self.lib)
         try:
-            self.public_params_bytes = len(keys.public_params())
+            pp = keys.public_params()
+            self.public_params_bytes = len(pp)
             self.query_bytes = len(keys.query(0))
         finally:
             keys.close()
+        before = resident_bytes()
+        held = [PublicParams(self.lib, pp) for _ in range(2)]
+        grown = resident_bytes() - before
+        for copy in held:
+            copy.close()
+        self.client_bytes = max(len(pp), grown // len(held))
 
     # -- protocol --------------------------------------------------------------------------
     def setup(self, data: bytes) -> str:
-        """Register public parameters; returns the client id (same parameters, same id)."""
-        client_id = hashlib.sha256(data).hexdigest()[:32]
+        """Register public parameters; returns the client id (same parameters, same id). A
+        full server evicts the least recently used client, except one set up less than
+        SETUP_GRACE seconds ago that has not queried yet: if all are such, ServerFull."""
+        client_id = client_id_of(data)
         with self._lock:
             if client_id in self._clients:
                 self._clients.move_to_end(client_id)
                 return client_id
+            self._make_room(time.monotonic(), evict=False)  # refuse before parsing
         pp = PublicParams(self.lib, data)  # validates (header, params hash, length, ranges)
         with self._lock:
-            self._clients[client_id] = pp
+            if client_id not in self._clients:
+                now = time.monotonic()
+                self._make_room(now, evict=True)
+                self._clients[client_id] = pp
+                self._fresh[client_id] = now
             self._clients.move_to_end(client_id)
-            while len(self._clients) > self.max_clients:
-                self._clients.popitem(last=False)
         return client_id
 
-    def _public_params(self, client_id: str) -> PublicParams:
+    def _make_room(self, now: float, evict: bool) -> None:
+        """Ensure a place for one more client (under the lock): evict the least recently used
+        clients past their grace, or raise ServerFull."""
+        while len(self._clients) >= self.max_clients:
+            victim = next((cid for cid in self._clients
+                           if now - self._fresh.get(cid, -SETUP_GRACE) >= SETUP_GRACE), None)
+            if victim is None:
+                raise ServerFull(f"all {self.max_clients} client places hold clients set up in "
+                                 f"the last {SETUP_GRACE:g} s that have not queried yet (serve "
+                                 "--max-clients / --client-memory)")
+            if not evict:
+                return
+            del self._clients[victim]
+            self._fresh.pop(victim, None)
+
+    def pin(self, client_id: str) -> PublicParams:
+        """The client's public parameters, held by the caller: evicting the client later
+        does not free them while a query that was admitted with them waits or runs."""
         with self._lock:
             pp = self._clients.get(client_id)
             if pp is not None:
                 self._clients.move_to_end(client_id)
+                self._fresh.pop(client_id, None)
         if pp is None:
             raise UnknownClient(f"unknown client id '{client_id[:64]}': upload public parameters "
                                 "with POST /v1/setup first")
         return pp
 
-    def answer(self, client_id: str, query: bytes) -> tuple[bytes, dict[str, float], float]:
-        """The response of the (only) database to one query."""
+    def answer(self, client_id: str, query: bytes, pinned: PublicParams | None = None
+               ) -> tuple[bytes, dict[str, float], float]:
+        """The response of the (only) database to one query (with the client's public
+        parameters ``pinned`` when the query was admitted, else looked up now)."""
         if len(self.blocks) != 1:
             raise BadBlock(f"this server streams {len(self.blocks)} databases: upload the query "
                            "with POST /v1/stream and fetch each block")
-        pp = self._public_params(client_id)
+        pp = pinned if pinned is not None else self.pin(client_id)
         start = time.perf_counter()
         resp, stages = self.db.answer(pp, query)
         return resp, stages, time.perf_counter() - start
 
     # -- streaming -------------------------------------------------------------------------
-    def open_stream(self, client_id: str, query: bytes) -> tuple[str, dict[str, float]]:
+    def open_stream(self, client_id: str, query: bytes, pinned: PublicParams | None = None
+                    ) -> tuple[str, dict[str, float]]:
         """The one-time part: prepare ``query`` once for every block; returns the stream id
         and its seconds per stage (PREPARE_STAGES, plus "total" wall time)."""
-        pp = self._public_params(client_id)
+        pp = pinned if pinned is not None else self.pin(client_id)
         start = time.perf_counter()
         prepared = self.db.prepare(pp, query)
         seconds = {**prepared.seconds, "total": time.perf_counter() - start}

@@ -153,11 +153,13 @@ def test_over_long_responses_are_refused(demo_build: Build, with_length: bool,
     size = int(demo_build.lib.params["response_bytes"])
     srv = fake_server(demo_routes(demo_build, b"\0" * (size + 1), with_length))
     client = PirClient(srv.url, build=demo_build, state_path=tmp_path / "state.json")
+    cid = api.client_id_of(client.keys.public_params())  # the id a real server assigns
+    srv.routes[api.SETUP] = (200, json.dumps({"client_id": cid}).encode(), True)
     assert client.response_limit == size
     with pytest.raises(SpiralpirError, match=f"more than the {size} bytes"):
         client.query(3)
     # an exact-size (garbage) response gets through the limit to the decoder's own checks
-    srv.routes.update(demo_routes(demo_build, b"\0" * size, with_length))
+    srv.routes[api.QUERY] = (200, b"\0" * size, with_length)
     with pytest.raises(SpiralpirError) as err:
         client.query(3)
     assert "more than" not in str(err.value)

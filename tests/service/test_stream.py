@@ -248,7 +248,12 @@ def test_cli_rejects_inconsistent_stream_options(tmp_path: Path) -> None:
     (empty / ".hidden").write_bytes(bytes(32))
     block = tmp_path / "block.bin"
     block.write_bytes(bytes(64))
+    odd = tmp_path / "odd"
+    odd.mkdir()
+    for name in ("1", "2²"):  # '²' is a digit to str.isdigit, not to int()
+        (odd / name).write_bytes(bytes(64))
     cases = [
+        (["serve", "--build", str(DEMO), "--stream", str(odd)], "non-ASCII digit '²'"),
         (["serve", "--build", str(DEMO)], "either --db"),
         (["serve", "--build", str(DEMO), "--db", "x.db", "--stream", str(empty)], "either --db"),
         (["serve", "--build", str(DEMO), "--stream", str(tmp_path / "missing")],
