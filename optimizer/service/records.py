@@ -80,43 +80,52 @@ def _binary(path: Path, record_size: int) -> Records:
     return Records(data, size // record_size, record_size, str(path), "binary")
 
 
+def _jsonl_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each line; invalid UTF-8 names the line."""
+    with open(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            try:
+                yield lineno, raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise SpiralpirError(f"line {lineno} of {path}: not valid UTF-8 "
+                                     f"(byte {exc.start}: {exc.reason})") from None
+
+
 def _jsonl_values(path: Path) -> Iterator[tuple[str, bytes]]:
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            where = f"line {lineno} of {path}"
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise SpiralpirError(f"{where}: not valid JSON: {exc}") from exc
-            if isinstance(value, str):
-                yield where, value.encode("utf-8")
-                continue
-            if not isinstance(value, dict) or len(value) != 1:
-                raise SpiralpirError(
-                    f"{where}: expected a JSON string or an object with one of text/hex/base64"
-                )
-            (kind, payload), = value.items()
-            if not isinstance(payload, str):
-                raise SpiralpirError(f"{where}: '{kind}' must be a string")
-            try:
-                if kind == "text":
-                    yield where, payload.encode("utf-8")
-                elif kind == "hex":
-                    yield where, bytes.fromhex(payload)
-                elif kind == "base64":
-                    yield where, base64.b64decode(payload, validate=True)
-                else:
-                    raise SpiralpirError(f"{where}: unknown key '{kind}' (use text, hex or base64)")
-            except (ValueError, binascii.Error) as exc:
-                raise SpiralpirError(f"{where}: bad {kind} value: {exc}") from exc
+    for lineno, line in _jsonl_lines(path):
+        if not line.strip():
+            continue
+        where = f"line {lineno} of {path}"
+        try:
+            value = json.loads(line)
+        except (ValueError, RecursionError) as exc:  # JSONDecodeError, over-long integers, nesting
+            raise SpiralpirError(f"{where}: not valid JSON: {exc}") from None
+        if isinstance(value, str):
+            value = {"text": value}
+        if not isinstance(value, dict) or len(value) != 1:
+            raise SpiralpirError(
+                f"{where}: expected a JSON string or an object with one of text/hex/base64"
+            )
+        (kind, payload), = value.items()
+        if not isinstance(payload, str):
+            raise SpiralpirError(f"{where}: '{kind}' must be a string")
+        try:
+            if kind == "text":
+                yield where, payload.encode("utf-8")  # a lone surrogate is a ValueError
+            elif kind == "hex":
+                yield where, bytes.fromhex(payload)
+            elif kind == "base64":
+                yield where, base64.b64decode(payload, validate=True)
+            else:
+                raise SpiralpirError(f"{where}: unknown key '{kind}' (use text, hex or base64)")
+        except (ValueError, binascii.Error) as exc:
+            raise SpiralpirError(f"{where}: bad {kind} value: {exc}") from None
 
 
 def _dir_values(path: Path) -> Iterator[tuple[str, bytes]]:
     files = sorted(p for p in path.rglob("*") if p.is_file())
     for f in files:
-        yield f"file {f.relative_to(path)}", f.read_bytes()
+        yield f"file {f}", f.read_bytes()
 
 
 def _variable(path: Path, fmt: str, item_size: int) -> Records:
