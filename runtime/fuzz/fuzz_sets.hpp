@@ -1,7 +1,7 @@
 // The parameter sets the fuzz targets decode under: the checked-in demo build's CI-sized set
-// (generated/demo, the set the service tests serve) in each of the four variants. Every object
-// carries its set's params hash, so one input reaches the deep parser of at most one set and the
-// others reject it at the header.
+// (generated/demo, the set the service tests serve) in each of the four variants, and with
+// n = 2 as spiral and stream. Every object carries its set's params hash, so one input reaches
+// the deep parser of at most one set and the others reject it at the header.
 #pragma once
 
 #include <cstddef>
@@ -21,6 +21,14 @@ struct pack_set : demo_ci_params {
 struct stream_pack_set : demo_ci_params {
   static constexpr Variant variant = Variant::stream_pack;
 };
+/// n = 2: matrix ciphertexts (ScalToMat, n×n plaintexts); stream's first dimension then goes
+/// through ScalToMat instead of the direct 1×1 path
+struct spiral_n2_set : demo_ci_params {
+  static constexpr unsigned n = 2;
+};
+struct stream_n2_set : spiral_n2_set {
+  static constexpr Variant variant = Variant::stream;
+};
 
 /// Calls f.template operator()<P>() for every set.
 template <class F>
@@ -29,6 +37,8 @@ void for_each_set(F&& f) {
   f.template operator()<stream_set>();
   f.template operator()<pack_set>();
   f.template operator()<stream_pack_set>();
+  f.template operator()<spiral_n2_set>();
+  f.template operator()<stream_n2_set>();
 }
 
 /// Runs f; a spiralpir::Error is the documented rejection of bad input. Anything else (another

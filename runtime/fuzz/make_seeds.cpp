@@ -65,6 +65,8 @@ int main(int argc, char** argv) {
     seeds_of<fuzz::stream_set>(out, "stream");
     seeds_of<fuzz::pack_set>(out, "pack");
     seeds_of<fuzz::stream_pack_set>(out, "stream_pack");
+    seeds_of<fuzz::spiral_n2_set>(out, "spiral_n2");
+    seeds_of<fuzz::stream_n2_set>(out, "stream_n2");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "spiralpir_fuzz_seeds: %s\n", e.what());
     return 1;
