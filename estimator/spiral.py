@@ -173,4 +173,8 @@ def params_from_mapping(data: dict[str, Any]) -> tuple[int, int, float, str]:
 
 
 def load_params_file(path: str | Path) -> tuple[int, int, float, str]:
-    return params_from_mapping(read_json_object(path, "parameters file"))
+    doc = read_json_object(path, "parameters file")
+    try:
+        return params_from_mapping(doc)
+    except SpiralpirError as exc:
+        raise SpiralpirError(f"{path}: {exc}") from None

@@ -60,4 +60,11 @@ def parse_plan_document(doc: Mapping[str, Any]) -> tuple[dict[str, Any], dict[st
 
 
 def load_document(path: Path) -> dict[str, Any]:
-    return read_json_object(path, "parameters file")
+    """A plan document or a build's params.json, checked (parse_plan_document) so that a bad
+    field is reported with the file that holds it."""
+    doc = read_json_object(path, "parameters file")
+    try:
+        parse_plan_document(doc)
+    except SpiralpirError as exc:
+        raise SpiralpirError(f"parameters file {path}: {exc}") from None
+    return doc

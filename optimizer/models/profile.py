@@ -71,9 +71,20 @@ class Profile:
                 source=str(doc.get("source", "")),
                 path=path,
             )
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
+            # AttributeError: a section that is not an object; OverflowError: an integer
+            # beyond float range
             raise SpiralpirError(f"machine profile {path or '(dict)'}: bad or missing field "
-                                 f"({exc})") from exc
+                                 f"({exc})") from None
+        numbers = {**{f"ntt_seconds.{k}": v for k, v in prof.ntt_seconds.items()},
+                   **{f"op_seconds.{k}": v for k, v in prof.op_seconds.items()},
+                   **{f"stage_scale.{k}": v for k, v in prof.stage_scale.items()},
+                   "read_bytes_per_second": prof.read_bytes_per_second,
+                   "cache_bytes": prof.cache_bytes}
+        for name, v in numbers.items():
+            if not (math.isfinite(v) and v >= 0):
+                raise SpiralpirError(f"machine profile {path or '(dict)'}: {name} = {v} must be "
+                                     "a finite number >= 0")
         if not prof.ntt_seconds:
             raise SpiralpirError(f"machine profile {path}: 'ntt_seconds' is empty")
         unknown = sorted(set(prof.stage_scale) - set(STAGES))

@@ -143,7 +143,7 @@ def _dir_values(path: Path) -> Iterator[tuple[str, bytes]]:
             data = f.read_bytes()
         except OSError as exc:
             raise SpiralpirError(f"cannot read {f}: {exc.strerror}") from None
-        yield f"file {f.relative_to(path)}", data
+        yield f"file {f}", data
 
 
 def _variable(path: Path, fmt: str, item_size: int) -> Records:

@@ -53,7 +53,7 @@ def test_directory_of_values(tmp_path: Path) -> None:
     recs = database.read_records(d, planned_size=8)
     assert [recs.record(0), recs.record(1)] == [b"first\0\0\0", b"second\0\0"]
     (d / "c.txt").write_bytes(b"123456789")
-    with pytest.raises(SpiralpirError, match="record 2 \\(file c.txt\\) is 9 bytes"):
+    with pytest.raises(SpiralpirError, match=r"record 2 \(file .*/values/c\.txt\) is 9 bytes"):
         database.read_records(d, planned_size=8)
 
 

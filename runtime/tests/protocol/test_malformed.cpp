@@ -171,6 +171,38 @@ TEST(Malformed, ClientStateAndArguments) {
   EXPECT_THROW(s.answer("nobody", f.query.data(), f.query.size()), ArgumentError);
 }
 
+TEST(Malformed, NonzeroAuxRejectedOutsideDatabases) {
+  // aux (header bytes 24..31) is the record count of a preprocessed database and 0 in every other
+  // object; any other value must be refused, not parsed into byte-different copies of one object
+  auto& f = fx();
+  std::vector<std::uint8_t> out(PA::record_size);
+  const auto st = f.client.save();
+  const auto pp = PublicParams<PA>::load(f.ppb.data(), f.ppb.size());
+  for (std::size_t b : {24, 27, 31})
+    for (std::uint8_t bit : {0x01, 0x80}) {
+      auto p = f.ppb;
+      p[b] ^= bit;
+      expect_format_error([&] { PublicParams<PA>::load(p.data(), p.size()); }, "public params aux");
+      auto q = f.query;
+      q[b] ^= bit;
+      expect_format_error([&] { f.server.answer(pp, q.data(), q.size()); }, "query aux");
+      auto r = f.resp;
+      r[b] ^= bit;
+      expect_format_error([&] { f.client.decode(5, r.data(), r.size(), out.data(), out.size()); }, "response aux");
+      auto s = st;
+      s[b] ^= bit;
+      expect_format_error([&] { Client<PA>::load(s.data(), s.size()); }, "client state aux");
+    }
+  try {
+    auto p = f.ppb;
+    p[24] = 7;
+    PublicParams<PA>::load(p.data(), p.size());
+    ADD_FAILURE() << "public parameters with aux 7 accepted";
+  } catch (const FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("aux field is 7, must be 0"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Malformed, DatabaseFiles) {
   auto& f = fx();
   const auto dir = std::filesystem::temp_directory_path() / ("spiralpir_r2_" + std::to_string(::getpid()));

@@ -139,8 +139,9 @@ void write_header(std::uint8_t* dst, ObjectKind kind, std::uint64_t payload_len,
 }
 
 /// Validates the header of a serialized object of `kind` made under P, before anything is
-/// allocated: magic, version, kind, params hash, and payload length against both the buffer
-/// (`total_len` = bytes available) and `expected_payload` (exact, unless 0 = any).
+/// allocated: magic, version, kind, params hash, aux (0 unless a preprocessed database), and
+/// payload length against both the buffer (`total_len` = bytes available) and `expected_payload`
+/// (exact, unless 0 = any).
 template <SpiralParams P>
 Header check_header(const std::uint8_t* buf, std::size_t total_len, ObjectKind kind,
                     std::uint64_t expected_payload) {
@@ -166,6 +167,10 @@ Header check_header(const std::uint8_t* buf, std::size_t total_len, ObjectKind k
     throw ParamsMismatchError(what + ": made under other parameters (params hash mismatch)");
   h.payload_len = detail::get_le(buf + 16, 8);
   h.aux = detail::get_le(buf + 24, 8);
+  // aux is the record count of a preprocessed database and 0 in every other object: a nonzero
+  // aux elsewhere would make byte-different copies of one object (a new client id for the same keys)
+  if (kind != ObjectKind::preprocessed_db && h.aux != 0)
+    throw FormatError(what + ": aux field is " + std::to_string(h.aux) + ", must be 0");
   if (expected_payload != 0 && h.payload_len != expected_payload)
     throw FormatError(what + ": payload length " + std::to_string(h.payload_len) + " != expected " +
                       std::to_string(expected_payload));
