@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
 
-from aiohttp import web
+from aiohttp import ClientPayloadError, web
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.service import http_api as api
 from spiralpir.optimizer.service.pir_server import BadBlock, PirServer, ServerFull, UnknownClient
@@ -190,6 +190,10 @@ def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None) 
                     body += chunk
                     if len(body) > limit:
                         return error(413, f"{what} exceeds the limit of {limit} bytes")
+        except (ConnectionResetError, ClientPayloadError) as exc:
+            resp = error(400, f"{what} ended before its end: {one_line(str(exc), 80)}")
+            resp.force_close()  # the sender is gone or broke the framing: nothing more to read
+            return resp
         except TimeoutError:
             stats["timeouts"] += 1
             resp = error(408, f"{what} not received within {limits.body_timeout:g} s (serve "

@@ -11,7 +11,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mutations import JSON_VALUES, file_contents, mutated_bytes
@@ -133,9 +132,6 @@ def test_directory_database(tmp_path: Path, files: dict[str, bytes]) -> None:
     accepted_or_named(root, lambda: records.read_records(root, ITEM))
 
 
-@pytest.mark.xfail(strict=True, reason="pir_server._natural_key sorts a stream directory with "
-                   "str.isdigit, which accepts non-ASCII digits such as '²' that int() refuses: "
-                   "a block file named '2²' raises ValueError instead of being ordered or refused")
 @BOUNDED
 @given(names=st.lists(_NAMES, min_size=1, max_size=5, unique=True))
 def test_stream_directory(tmp_path: Path, names: list[str]) -> None:

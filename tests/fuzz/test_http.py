@@ -29,9 +29,9 @@ from spiralpir.optimizer.service.pir_client import PirClient
 BOUNDED = settings(max_examples=60, deadline=None, derandomize=True, database=None,
                    suppress_health_check=[HealthCheck.function_scoped_fixture,
                                           HealthCheck.too_slow, HealthCheck.data_too_large])
-# expected failures (defects owned elsewhere): stop at the first failing example, no shrinking
-KNOWN_DEFECT = settings(BOUNDED, max_examples=30, phases=[Phase.explicit, Phase.generate],
-                        report_multiple_bugs=False)
+# the slower properties: fewer examples, stop at the first failing one, no shrinking
+FEWER_EXAMPLES = settings(BOUNDED, max_examples=30, phases=[Phase.explicit, Phase.generate],
+                          report_multiple_bugs=False)
 
 
 @pytest.fixture(scope="module")
@@ -198,11 +198,7 @@ def test_framing(live: LiveServer, client: Client, data: st.DataObject) -> None:
     check_reply(live, reply, json_errors=False, parser_logs=True)
 
 
-@pytest.mark.xfail(strict=True, reason="a body that ends before its Content-Length (or an "
-                   "unterminated chunked body) when the client closes its side: "
-                   "http_server.read_body lets ConnectionResetError('Connection lost') escape "
-                   "the handler, which aiohttp logs as an unhandled error with a traceback")
-@KNOWN_DEFECT
+@FEWER_EXAMPLES
 @given(data=st.data())
 def test_body_ends_early(live: LiveServer, client: Client, data: st.DataObject) -> None:
     path = data.draw(st.sampled_from([api.SETUP, api.QUERY]))
@@ -217,10 +213,6 @@ def test_body_ends_early(live: LiveServer, client: Client, data: st.DataObject) 
     check_reply(live, live.raw(raw, half_close=True), json_errors=False)
 
 
-@pytest.mark.xfail(strict=True, reason="aiohttp logs every request its HTTP parser refuses "
-                   "(bad Content-Length, control characters in a header) as 'Error handling "
-                   "request' with a full traceback: any client can fill the server's log with "
-                   "tracebacks; http_server does not turn them into one line")
 def test_parser_errors_log_no_traceback(live: LiveServer, client: Client) -> None:
     raw = request(b"POST", api.QUERY.encode(), [], client.query, "١٢".encode())
     check_reply(live, live.raw(raw), json_errors=False)
@@ -251,10 +243,7 @@ METHODS = st.one_of(st.sampled_from([b"GET", b"POST", b"PUT", b"DELETE", b"PATCH
                     st.text("ABCDEFGHIJKLMNOPQRSTUVWXYZ", min_size=1, max_size=8).map(str.encode))
 
 
-@pytest.mark.xfail(strict=True, reason="unknown routes (404) and wrong methods (405) are "
-                   "answered by aiohttp's default plain-text error pages, not the JSON "
-                   "{\"error\": ...} body service/http_api.py promises for every 4xx")
-@KNOWN_DEFECT
+@FEWER_EXAMPLES
 @given(method=METHODS, path=paths())
 def test_routes_and_methods(live: LiveServer, method: bytes, path: bytes) -> None:
     reply = live.raw(request(method, path, [], b"", b"0"))
@@ -282,10 +271,7 @@ def stream_id(stream: LiveServer) -> Iterator[tuple[ClientKeys, str]]:
     yield c.keys, r.json()["stream_id"]
 
 
-@pytest.mark.xfail(strict=True, reason="http_server.stream_block checks the block index with "
-                   "str.isdigit, which accepts Unicode digits: '²' (GET .../blocks/%C2%B2) "
-                   "reaches int() and answers 500 with a logged traceback, and '١' is block 1")
-@KNOWN_DEFECT
+@FEWER_EXAMPLES
 @given(text=BLOCK_TEXT, quoted=st.booleans())
 def test_stream_block_indices(stream: LiveServer, stream_id: tuple[ClientKeys, str], text: str,
                               quoted: bool) -> None:
@@ -331,13 +317,7 @@ def test_client_state_seed_is_accepted(live: LiveServer, build: Build, state_doc
     c.close()
 
 
-@pytest.mark.xfail(strict=True, reason="pir_client._load_state trusts the state file: [] or "
-                   "null raise AttributeError, a missing or non-base64 client_state "
-                   "KeyError/binascii.Error, a client_id that is not a plain ASCII token "
-                   "(' 7', '١٢', '') fails later as UnicodeEncodeError or a server error not "
-                   "naming the file, and a state whose seed was altered is used under its old "
-                   "client id, decoding a wrong record")
-@KNOWN_DEFECT
+@FEWER_EXAMPLES
 @given(data=st.data())
 def test_client_state_files(live: LiveServer, build: Build, state_doc: dict, tmp_path: Path,
                             data: st.DataObject) -> None:
