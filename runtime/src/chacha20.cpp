@@ -82,10 +82,6 @@ void os_entropy(void* out, std::size_t n) {
   }
 }
 
-void secure_wipe(void* p, std::size_t n) noexcept {
-  if (n != 0) explicit_bzero(p, n);  // a plain memset of dead memory is removed by the compiler
-}
-
 Csprng::Csprng() {
   Seed seed;
   os_entropy(seed.data(), seed.size());

@@ -2,7 +2,7 @@
 //
 // API (namespace spiralpir):
 //   os_entropy(void* out, size_t n)        getrandom(2); throws std::runtime_error on failure
-//   secure_wipe(void* p, size_t n)         zero memory with a store the compiler keeps (explicit_bzero)
+//   secure_wipe (core/wipe.hpp)            zero memory with a store the compiler keeps
 //   class Csprng                           ChaCha20 keystream (RFC 8439 block function, 20 rounds,
 //                                          original 64-bit counter / 64-bit nonce layout)
 //     Csprng()                             key from os_entropy, stream 0; in a child of fork()
@@ -34,13 +34,13 @@
 #include <span>
 
 #include "spiralpir/arith/modarith.hpp"
+#include "spiralpir/core/wipe.hpp"
 
 namespace spiralpir {
 
 using Seed = std::array<std::uint8_t, 32>;
 
 void os_entropy(void* out, std::size_t n);
-void secure_wipe(void* p, std::size_t n) noexcept;
 
 class Csprng {
  public:
