@@ -86,7 +86,10 @@ TEST(ConstantTime, BarrettReductionsAndQuotient) {
                                 (1ULL << 62) - 57}) {
     const Barrett64 b64(p);
     const Barrett128 b128(p);
-    for (const std::uint64_t x : edges64()) EXPECT_EQ(b64.reduce(x), x % p) << x << " mod " << p;
+    for (const std::uint64_t x : edges64()) {
+      EXPECT_EQ(b64.reduce(x), x % p) << x << " mod " << p;
+      EXPECT_EQ(b64.quotient(x), x / p) << x << " / " << p;
+    }
     for (const u128 x : edges128()) {
       EXPECT_EQ(b128.reduce(x), static_cast<std::uint64_t>(x % p));
       EXPECT_TRUE(b128.quotient(x) == x / p) << "quotient mod " << p;

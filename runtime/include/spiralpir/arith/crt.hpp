@@ -23,17 +23,22 @@
 namespace spiralpir {
 
 namespace detail {
-// Garner's constants of a ring: inv[i][j] = p_j^{-1} mod p_i (j < i), with Shoup companions,
-// and a Barrett reducer per prime.
+// Barrett reducers of a ring's primes, built at compile time (no division at run time)
+template <class R>
+inline constexpr auto word_reducers = [] {
+  std::array<Barrett64, R::num_primes> a{};
+  for (std::size_t i = 0; i < R::num_primes; ++i) a[i] = Barrett64(R::primes[i]);
+  return a;
+}();
+
+// Garner's constants of a ring: inv[i][j] = p_j^{-1} mod p_i (j < i), with Shoup companions.
 template <class R>
 struct Garner {
   static constexpr std::size_t np = R::num_primes;
   std::uint64_t inv[np][np]{};
   std::uint64_t inv_shoup[np][np]{};
-  Barrett64 red[np]{};
   constexpr Garner() {
     for (std::size_t i = 0; i < np; ++i) {
-      red[i] = Barrett64(R::primes[i]);
       for (std::size_t j = 0; j < i; ++j) {
         inv[i][j] = inv_mod(R::primes[j] % R::primes[i], R::primes[i]);
         inv_shoup[i][j] = shoup_precompute(inv[i][j], R::primes[i]);
@@ -56,7 +61,7 @@ u128 crt_compose(const std::uint64_t* residues) {
     const std::uint64_t p = R::primes[i];
     std::uint64_t t = residues[i];
     for (std::size_t j = 0; j < i; ++j) {
-      const std::uint64_t vj = g.red[i].reduce(v[j]);
+      const std::uint64_t vj = detail::word_reducers<R>[i].reduce(v[j]);
       t = ct::sub_mod(t, vj, p);
       t = mul_shoup(t, g.inv[i][j], g.inv_shoup[i][j], p);
     }

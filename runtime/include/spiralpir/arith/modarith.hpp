@@ -9,7 +9,7 @@
 //   mul_shoup(x,w,w',p)         same, reduced to [0, p)
 //   Barrett64(p).reduce(x)      x mod p for a 64-bit x
 //   barrett_reduce128(x, p)     x mod p for a 128-bit x (exact, division-free after setup)
-//   Barrett128(p).reduce(x), .quotient(x)   x mod p and ⌊x/p⌋ for a 128-bit x
+//   Barrett64(p).quotient(x), Barrett128(p).reduce(x), .quotient(x)   ⌊x/p⌋, x mod p, ⌊x/p⌋
 //   (mul_shoup and the Barrett reductions are constant time in x: masked, not branching,
 //   final subtractions; the setup divides, by the public modulus only)
 //   bit_length(x), ceil_log2(x)   bits of x; the smallest k with 2^k >= x (x >= 1)
@@ -157,6 +157,11 @@ struct Barrett64 {
   constexpr std::uint64_t reduce(std::uint64_t x) const {
     const std::uint64_t q = static_cast<std::uint64_t>((static_cast<u128>(x) * m) >> 64);
     return ct::reduce_once(x - q * p, p);
+  }
+  /// ⌊x / p⌋, constant time in x
+  constexpr std::uint64_t quotient(std::uint64_t x) const {
+    const std::uint64_t q = static_cast<std::uint64_t>((static_cast<u128>(x) * m) >> 64);
+    return q + (~ct::lt_mask(x - q * p, p) & 1);
   }
 };
 

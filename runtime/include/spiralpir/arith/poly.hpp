@@ -22,6 +22,7 @@
 //                                    entries (lazy accumulation, reduced every max_lazy_terms).
 #pragma once
 
+#include <array>
 #include <cassert>
 #include <cstdint>
 #include <span>
@@ -93,7 +94,7 @@ class PolyCoeff : public detail::PolyStorage<R> {
     PolyCoeff out;
     for (std::size_t i = 0; i < R::num_primes; ++i) {
       const std::uint64_t p = R::primes[i];
-      const Barrett64 br(p);
+      const Barrett64& br = detail::word_reducers<R>[i];
       std::uint64_t* r = out.residue(i);
       for (std::size_t j = 0; j < R::poly_len; ++j) {
         const auto v = static_cast<std::uint64_t>(c[j]);
@@ -109,7 +110,7 @@ class PolyCoeff : public detail::PolyStorage<R> {
     if (c.size() != R::poly_len) throw std::invalid_argument("PolyCoeff::from_unsigned: wrong length");
     PolyCoeff out;
     for (std::size_t i = 0; i < R::num_primes; ++i) {
-      const Barrett64 br(R::primes[i]);
+      const Barrett64& br = detail::word_reducers<R>[i];
       for (std::size_t j = 0; j < R::poly_len; ++j) out(i, j) = br.reduce(c[j]);
     }
     return out;

@@ -130,25 +130,13 @@ class ClientCore {
     constexpr unsigned n = P::n;
     constexpr std::size_t d = D::d;
     std::vector<std::uint8_t> out(D::instances * Database<P>::pt_bytes, 0);
-    // s_row mod q2 in the NTT domain (computed once per call): the centred coefficient
-    // c = x − q·[x > q/2] of x ∈ [0, q), so c mod q2 = (x mod q2 − [x > q/2]·(q mod q2)) mod q2
     static_assert(std::has_single_bit(D::q1), "q1 = 4p is a power of two (p is)");
-    constexpr u128 q = D::q;
-    constexpr std::uint64_t q_mod_q2 = static_cast<std::uint64_t>(q % D::q2);
     static const Barrett128 red_q2(D::q2);
+    static constexpr Barrett64 red_q2_64(D::q2);
+    // the rounding's numerator fits 64 bits for every q2·q1 < 2^64 (then one word quotient)
+    constexpr bool narrow = u128{D::q2} * D::q1 + D::q2 / 2 < (u128{1} << 64);
     const NttTable& tq2 = q2_table();
-    std::vector<WipedBuffer<std::uint64_t>> s_q2;
-    s_q2.reserve(n);
-    for (unsigned i = 0; i < n; ++i) {
-      WipedBuffer<std::uint64_t> v(d);
-      for (std::size_t z = 0; z < d; ++z) {
-        const u128 x = coeff(sk_.s[i], z);
-        const std::uint64_t upper = ct::lt_mask128(q / 2, x);
-        v[z] = ct::sub_mod(red_q2.reduce(x), q_mod_q2 & upper, D::q2);
-      }
-      ntt_forward(v.data(), tq2);
-      s_q2.push_back(std::move(v));
-    }
+    const auto& s_q2 = s_q2_;
     WipedBuffer<std::uint64_t> sc(d);
     for (std::size_t inst = 0; inst < D::instances; ++inst) {
       AlignedBuffer<std::uint64_t> c0(n * d);
@@ -167,8 +155,13 @@ class ClientCore {
           pointwise_mul(sc.data(), s_q2[row].data(), c0.data() + col * d, d, D::q2);
           ntt_inverse(sc.data(), tq2);
           for (std::size_t z = 0; z < d; ++z) {
-            const u128 num = static_cast<u128>(sc[z]) * D::q1 + D::q2 / 2;
-            const std::uint64_t u = static_cast<std::uint64_t>(red_q2.quotient(num)) & (D::q1 - 1);
+            std::uint64_t u;
+            if constexpr (narrow) {
+              u = red_q2_64.quotient(sc[z] * D::q1 + D::q2 / 2) & (D::q1 - 1);
+            } else {
+              const u128 num = static_cast<u128>(sc[z]) * D::q1 + D::q2 / 2;
+              u = static_cast<std::uint64_t>(red_q2.quotient(num)) & (D::q1 - 1);
+            }
             const std::uint64_t ph = (c1[(row * n + col) * d + z] - u) & (D::q1 - 1);
             const std::uint64_t mr = (ph + 2) >> 2;  // round(ph / 4)
             noise(static_cast<std::int64_t>(ph) - static_cast<std::int64_t>(4 * mr));
@@ -226,8 +219,29 @@ class ClientCore {
     Csprng rng(master, 1);
     return SecretKey<P>::generate(rng);
   }
+  /// s_row mod q2 in the NTT domain, for decoding: the centred coefficient c = x − q·[x > q/2]
+  /// of x ∈ [0, q), so c mod q2 = (x mod q2 − [x > q/2]·(q mod q2)) mod q2
+  static std::vector<WipedBuffer<std::uint64_t>> secret_mod_q2(const SecretKey<P>& sk) {
+    constexpr u128 q = D::q;
+    constexpr std::uint64_t q_mod_q2 = static_cast<std::uint64_t>(q % D::q2);
+    const Barrett128 red_q2(D::q2);
+    std::vector<WipedBuffer<std::uint64_t>> out;
+    out.reserve(P::n);
+    for (unsigned i = 0; i < P::n; ++i) {
+      WipedBuffer<std::uint64_t> v(D::d);
+      for (std::size_t z = 0; z < D::d; ++z) {
+        const u128 x = coeff(sk.s[i], z);
+        const std::uint64_t upper = ct::lt_mask128(q / 2, x);
+        v[z] = ct::sub_mod(red_q2.reduce(x), q_mod_q2 & upper, D::q2);
+      }
+      ntt_forward(v.data(), q2_table());
+      out.push_back(std::move(v));
+    }
+    return out;
+  }
   Wiped<Seed> master_;
   SecretKey<P> sk_;
+  std::vector<WipedBuffer<std::uint64_t>> s_q2_ = secret_mod_q2(sk_);  // wiped when dropped
 };
 
 }  // namespace spiralpir
