@@ -8,8 +8,8 @@
 //     Csprng()                             key from os_entropy, stream 0; in a child of fork()
 //                                          rekeyed from the OS before its next byte, so parent
 //                                          and child never share bytes (a pthread_atfork handler
-//                                          marks the fork; processes made by a raw clone system
-//                                          call that bypasses libc's fork() are not detected)
+//                                          marks the fork; a child of a raw clone system call is
+//                                          seen through a MADV_WIPEONFORK canary page, Linux ≥ 4.14)
 //     Csprng(const Seed& seed, uint64_t stream_id = 0)   deterministic: same seed+stream, same bytes
 //                                          (no fork check: the stream is fixed by the seed)
 //     fill(void* out, size_t n), fill(std::span<uint8_t>)
