@@ -3,8 +3,12 @@
 // OS-keyed one rekeys in a forked child before producing bytes, so the child never repeats its
 // parent's stream: fork() bumps a process-wide counter (pthread_atfork child handler) that every
 // call compares, a relaxed atomic load; getpid() is a system call (~100 ns here), too slow to
-// ask on every call, so it is asked only when that counter moved.
+// ask on every call, so it is asked only when that counter moved. A child made by a raw clone
+// system call runs no atfork handler: for it a canary word on a MADV_WIPEONFORK page (Linux
+// ≥ 4.14), which the kernel zeroes in every child however it was made, bumps the counter too
+// (one more load per call; without that madvise only libc's fork() is detected).
 #include <pthread.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -61,9 +65,33 @@ std::atomic<std::uint64_t> g_forks{0};  // fork() calls this process descends th
 
 void count_fork_in_child() noexcept { g_forks.fetch_add(1, std::memory_order_relaxed); }
 
+// 1 in the process that set it up, 0 in any child (the kernel wipes the page); null if the
+// kernel lacks MADV_WIPEONFORK.
+std::uint64_t* fork_canary() noexcept {
+  static std::uint64_t* const canary = []() -> std::uint64_t* {
+    const long page = sysconf(_SC_PAGESIZE);
+    void* p = mmap(nullptr, static_cast<std::size_t>(page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return nullptr;
+#ifdef MADV_WIPEONFORK
+    if (madvise(p, static_cast<std::size_t>(page), MADV_WIPEONFORK) == 0) {
+      auto* c = static_cast<std::uint64_t*>(p);
+      __atomic_store_n(c, 1, __ATOMIC_RELAXED);
+      return c;
+    }
+#endif
+    munmap(p, static_cast<std::size_t>(page));
+    return nullptr;
+  }();
+  return canary;
+}
+
 std::uint64_t fork_generation() noexcept {
   static const int registered = pthread_atfork(nullptr, nullptr, count_fork_in_child);
   (void)registered;
+  std::uint64_t* const canary = fork_canary();
+  if (canary != nullptr && __atomic_load_n(canary, __ATOMIC_RELAXED) == 0 &&
+      __atomic_exchange_n(canary, 1, __ATOMIC_RELAXED) == 0)
+    count_fork_in_child();  // a child that libc's fork() did not make (or before its handler ran)
   return g_forks.load(std::memory_order_relaxed);
 }
 
@@ -80,10 +108,6 @@ void os_entropy(void* out, std::size_t n) {
     p += got;
     n -= static_cast<std::size_t>(got);
   }
-}
-
-void secure_wipe(void* p, std::size_t n) noexcept {
-  if (n != 0) explicit_bzero(p, n);  // a plain memset of dead memory is removed by the compiler
 }
 
 Csprng::Csprng() {

@@ -255,6 +255,10 @@ void GaussianSampler::sample(Csprng& rng, std::span<std::int64_t> out) const {
       scan_native(rh, rl, table_->cdf_hi.data(), table_->cdf_lo.data(), table_->cdf_hi.size(), cnt);
     for (std::size_t i = 0; i < m; ++i) out[off + i] = cnt[i] - bound_;
   }
+  secure_wipe(bytes, sizeof bytes);  // the samples' randomness
+  secure_wipe(rh, sizeof rh);
+  secure_wipe(rl, sizeof rl);
+  secure_wipe(cnt, sizeof cnt);
 }
 
 }  // namespace spiralpir

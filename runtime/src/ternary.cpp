@@ -16,7 +16,7 @@ inline void cswap(std::uint64_t& a, std::uint64_t& b) {
 }
 
 // Bitonic sorting network: the sequence of compared indices depends only on n.
-void bitonic_sort(std::vector<std::uint64_t>& v) {
+void bitonic_sort(SecretVector<std::uint64_t>& v) {
   const std::size_t n = v.size();
   for (std::size_t k = 2; k <= n; k <<= 1) {
     for (std::size_t j = k >> 1; j > 0; j >>= 1) {
@@ -48,7 +48,7 @@ void sample_sparse_ternary(Csprng& rng, std::span<std::int64_t> out, std::size_t
   if (n == 0 || (n & (n - 1)) != 0) throw std::invalid_argument("sample_sparse_ternary: length must be a power of two");
   if (plus > n || minus > n - plus) throw std::invalid_argument("sample_sparse_ternary: plus + minus exceeds the length");
   // Low 2 bits: the value code (1 → +1, 2 → −1, 0 → 0); high 62 bits: a random sort key.
-  std::vector<std::uint64_t> keyed(n);
+  SecretVector<std::uint64_t> keyed(n);  // the secret's positions: wiped when freed
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint64_t code = i < plus ? 1 : (i < plus + minus ? 2 : 0);
     keyed[i] = (rng.next_u64() << 2) | code;

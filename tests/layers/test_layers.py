@@ -102,6 +102,7 @@ CPP_LAYERS: Sequence[str] = ("core", "arith", "rlwe", "spiral")
 # claimed here by fnmatch pattern (relative to src/).
 CPP_SRC_LAYERS: Mapping[str, str] = {
     "cpu_features.cpp": "core",
+    "wipe.cpp": "core",
     "debug_check.hpp": "core",
     "chacha20.cpp": "arith",
     "gaussian.cpp": "arith",

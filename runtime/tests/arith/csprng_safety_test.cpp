@@ -1,7 +1,10 @@
 // Csprng under concurrent use, across fork and after a move: it never repeats or leaks bytes.
 #include <gtest/gtest.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <array>
 #include <set>
@@ -59,11 +62,15 @@ TEST(CsprngThreads, SeededDrawsAreDistinctAndFromTheStream) {
 }
 
 // Reads `n` bytes from `rng` in a forked child (sent back through a pipe) and in the parent.
+// raw_clone: the child is made by the clone system call itself, bypassing libc's fork() and its
+// atfork handlers.
 std::pair<std::vector<std::uint8_t>, std::vector<std::uint8_t>> draw_in_child_and_parent(Csprng& rng,
-                                                                                         std::size_t n) {
+                                                                                         std::size_t n,
+                                                                                         bool raw_clone = false) {
   int fds[2];
   EXPECT_EQ(pipe(fds), 0);
-  const pid_t pid = fork();
+  const pid_t pid = raw_clone ? static_cast<pid_t>(syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr))
+                              : fork();
   if (pid == 0) {
     close(fds[0]);
     std::vector<std::uint8_t> mine(n);
@@ -94,6 +101,15 @@ TEST(CsprngFork, ChildAndParentDrawDifferentBytes) {
   const auto [child, parent] = draw_in_child_and_parent(rng, 64);
   EXPECT_NE(child, parent);
   for (std::size_t i = 0; i + 8 <= child.size(); i += 8)  // not even a shared 8-byte word
+    EXPECT_FALSE(std::equal(child.begin() + i, child.begin() + i + 8, parent.begin() + i)) << i;
+}
+
+TEST(CsprngFork, RawCloneChildDrawsDifferentBytes) {
+  Csprng rng;
+  (void)rng.next_u64();
+  const auto [child, parent] = draw_in_child_and_parent(rng, 64, true);
+  EXPECT_NE(child, parent);
+  for (std::size_t i = 0; i + 8 <= child.size(); i += 8)
     EXPECT_FALSE(std::equal(child.begin() + i, child.begin() + i + 8, parent.begin() + i)) << i;
 }
 

@@ -46,7 +46,7 @@ inline void automorph_residue(const std::uint64_t* src, std::uint64_t* dst, std:
     if (e < d)
       dst[e] = v;
     else
-      dst[e - d] = v == 0 ? 0 : p - v;
+      dst[e - d] = ct::neg_mod(v, p);  // constant time in v (keys are made from the secret)
   }
 }
 

@@ -6,6 +6,7 @@
 //   crt_compose<R>(std::array<uint64_t,k>)        same
 //   crt_decompose<R>(u128 x)                      -> std::array<uint64_t,k>, x mod p_i (any x)
 //   centered_lift<R>(u128 x)                      -> i128 in (−q/2, q/2]  (x ∈ [0, q))
+//   (crt_compose, crt_decompose and centered_lift are constant time in their values)
 //   round_modswitch(u128 x, u128 q, uint64_t q_to)-> round(x·q_to / q) mod q_to, exact (ties up),
 //                                                   x ∈ [0, q); q_to < 2^64
 //   round_modswitch<R>(u128 x, uint64_t q_to)     same with q = modulus<R>()
@@ -22,6 +23,14 @@
 namespace spiralpir {
 
 namespace detail {
+// Barrett reducers of a ring's primes, built at compile time (no division at run time)
+template <class R>
+inline constexpr auto word_reducers = [] {
+  std::array<Barrett64, R::num_primes> a{};
+  for (std::size_t i = 0; i < R::num_primes; ++i) a[i] = Barrett64(R::primes[i]);
+  return a;
+}();
+
 // Garner's constants of a ring: inv[i][j] = p_j^{-1} mod p_i (j < i), with Shoup companions.
 template <class R>
 struct Garner {
@@ -29,11 +38,12 @@ struct Garner {
   std::uint64_t inv[np][np]{};
   std::uint64_t inv_shoup[np][np]{};
   constexpr Garner() {
-    for (std::size_t i = 0; i < np; ++i)
+    for (std::size_t i = 0; i < np; ++i) {
       for (std::size_t j = 0; j < i; ++j) {
         inv[i][j] = inv_mod(R::primes[j] % R::primes[i], R::primes[i]);
         inv_shoup[i][j] = shoup_precompute(inv[i][j], R::primes[i]);
       }
+    }
   }
 };
 template <class R>
@@ -41,7 +51,7 @@ inline constexpr Garner<R> garner{};
 }  // namespace detail
 
 // Garner's mixed-radix reconstruction: x = v_0 + p_0·(v_1 + p_1·(v_2 + …)) with each v_i found
-// mod p_i by Shoup multiplications, so no 128-bit division.
+// mod p_i by Shoup multiplications, so no 128-bit division; constant time (masked reductions).
 template <class R>
 u128 crt_compose(const std::uint64_t* residues) {
   constexpr std::size_t np = R::num_primes;
@@ -51,8 +61,8 @@ u128 crt_compose(const std::uint64_t* residues) {
     const std::uint64_t p = R::primes[i];
     std::uint64_t t = residues[i];
     for (std::size_t j = 0; j < i; ++j) {
-      const std::uint64_t vj = v[j] >= p ? v[j] % p : v[j];
-      t = t >= vj ? t - vj : t + p - vj;
+      const std::uint64_t vj = detail::word_reducers<R>[i].reduce(v[j]);
+      t = ct::sub_mod(t, vj, p);
       t = mul_shoup(t, g.inv[i][j], g.inv_shoup[i][j], p);
     }
     v[i] = t;
@@ -77,8 +87,9 @@ std::array<std::uint64_t, R::num_primes> crt_decompose(u128 x) {
 
 template <class R>
 i128 centered_lift(u128 x) {
-  const u128 q = modulus<R>();
-  return x > q / 2 ? -static_cast<i128>(q - x) : static_cast<i128>(x);
+  constexpr u128 q = modulus<R>();
+  // x − q if x > q/2 (q odd), by a mask
+  return static_cast<i128>(x - (q & ct::select128(ct::lt_mask128(q / 2, x), ~u128{0}, 0)));
 }
 
 // round(x·q_to/q) with ties rounded up. q is odd (a product of odd primes), so

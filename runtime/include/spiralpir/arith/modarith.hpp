@@ -9,6 +9,9 @@
 //   mul_shoup(x,w,w',p)         same, reduced to [0, p)
 //   Barrett64(p).reduce(x)      x mod p for a 64-bit x
 //   barrett_reduce128(x, p)     x mod p for a 128-bit x (exact, division-free after setup)
+//   Barrett64(p).quotient(x), Barrett128(p).reduce(x), .quotient(x)   ⌊x/p⌋, x mod p, ⌊x/p⌋
+//   (mul_shoup and the Barrett reductions are constant time in x: masked, not branching,
+//   final subtractions; the setup divides, by the public modulus only)
 //   bit_length(x), ceil_log2(x)   bits of x; the smallest k with 2^k >= x (x >= 1)
 //   largest_ntt_prime_below(bits, poly_len)  the largest prime < 2^bits that is 1 mod 2·poly_len
 //                                            (0 if none): SPIRAL's q2
@@ -19,6 +22,7 @@
 #include <cstdint>
 #include <initializer_list>
 
+#include "spiralpir/core/ct.hpp"
 #include "spiralpir/core/int128.hpp"
 
 namespace spiralpir {
@@ -141,20 +145,23 @@ constexpr std::uint64_t mul_shoup_lazy(std::uint64_t x, std::uint64_t w, std::ui
 
 constexpr std::uint64_t mul_shoup(std::uint64_t x, std::uint64_t w, std::uint64_t w_shoup,
                                   std::uint64_t p) {
-  std::uint64_t r = mul_shoup_lazy(x, w, w_shoup, p);
-  return r >= p ? r - p : r;
+  return ct::reduce_once(mul_shoup_lazy(x, w, w_shoup, p), p);
 }
 
 // Barrett reduction of a 64-bit value: q̂ = ⌊x·m/2^64⌋ with m = ⌊2^64/p⌋ is ⌊x/p⌋ or one less,
-// so one conditional subtraction finishes. Any x < 2^64, any p in [2, 2^63).
+// so one masked subtraction finishes (constant time). Any x < 2^64, any p in [2, 2^63).
 struct Barrett64 {
   std::uint64_t p = 0, m = 0;
   constexpr Barrett64() = default;
   constexpr explicit Barrett64(std::uint64_t modulus) : p(modulus), m(~std::uint64_t{0} / modulus) {}
   constexpr std::uint64_t reduce(std::uint64_t x) const {
     const std::uint64_t q = static_cast<std::uint64_t>((static_cast<u128>(x) * m) >> 64);
-    const std::uint64_t r = x - q * p;
-    return r >= p ? r - p : r;
+    return ct::reduce_once(x - q * p, p);
+  }
+  /// ⌊x / p⌋, constant time in x
+  constexpr std::uint64_t quotient(std::uint64_t x) const {
+    const std::uint64_t q = static_cast<std::uint64_t>((static_cast<u128>(x) * m) >> 64);
+    return q + (~ct::lt_mask(x - q * p, p) & 1);
   }
 };
 
@@ -168,7 +175,24 @@ struct Barrett128 {
   constexpr explicit Barrett128(std::uint64_t modulus) : p(modulus), m(~static_cast<u128>(0) / modulus) {}
 
   constexpr std::uint64_t reduce(u128 x) const {
-    // q̂ = high 128 bits of x·m; it is ⌊x/p⌋ or one or two less.
+    const u128 r = x - estimate(x) * p;  // < 3p: two masked subtractions (constant time)
+    return static_cast<std::uint64_t>(ct::reduce_once128(ct::reduce_once128(r, p), p));
+  }
+  /// ⌊x / p⌋, constant time in x
+  constexpr u128 quotient(u128 x) const {
+    u128 q = estimate(x);
+    u128 r = x - q * p;
+    for (int k = 0; k < 2; ++k) {
+      const std::uint64_t ge = ~ct::lt_mask128(r, p);
+      r -= p & ge;
+      q += ge & 1;
+    }
+    return q;
+  }
+
+ private:
+  // q̂ = high 128 bits of x·m; it is ⌊x/p⌋ or one or two less.
+  constexpr u128 estimate(u128 x) const {
     std::uint64_t xl = static_cast<std::uint64_t>(x), xh = static_cast<std::uint64_t>(x >> 64);
     std::uint64_t ml = static_cast<std::uint64_t>(m), mh = static_cast<std::uint64_t>(m >> 64);
     u128 ll = static_cast<u128>(xl) * ml;
@@ -176,10 +200,7 @@ struct Barrett128 {
     u128 hl = static_cast<u128>(xh) * ml;
     u128 hh = static_cast<u128>(xh) * mh;
     u128 mid = (ll >> 64) + static_cast<std::uint64_t>(lh) + static_cast<std::uint64_t>(hl);
-    u128 q = hh + (lh >> 64) + (hl >> 64) + (mid >> 64);
-    u128 r = x - q * p;
-    while (r >= p) r -= p;
-    return static_cast<std::uint64_t>(r);
+    return hh + (lh >> 64) + (hl >> 64) + (mid >> 64);
   }
 };
 

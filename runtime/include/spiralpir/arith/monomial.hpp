@@ -18,7 +18,7 @@ inline void mul_monomial_inv_residue(const std::uint64_t* s, std::uint64_t* o, s
   for (std::size_t j = 0; j + m < d; ++j) o[j] = s[j + m];
   for (std::size_t j = d - m; j < d; ++j) {
     const std::uint64_t v = s[j + m - d];
-    o[j] = v == 0 ? 0 : p - v;
+    o[j] = ct::neg_mod(v, p);
   }
 }
 

@@ -11,6 +11,8 @@
 //   coeff(PolyCoeff, j) -> u128 in [0, q);  centered_coeff(PolyCoeff, j) -> i128 in (−q/2, q/2]
 //   to_ntt(PolyCoeff) -> PolyNtt;  from_ntt(PolyNtt) -> PolyCoeff  (rvalue overloads work in place)
 //   both domains: a + b, a − b, −a, +=, −=, add/sub/neg, scalar_mul(a, uint64_t | u128)
+//                                    (constant time in the coefficients: masked reductions)
+//   wipe()                           zero the coefficients with stores the compiler keeps
 //   NTT domain:   a * b = mul(a, b) (pointwise), mul_add(acc, a, b)  (acc += a·b, reduced)
 //   LazyAccumulator<R, Terms>        sums up to Terms NTT-domain products without reducing;
 //                                    static_assert(Terms <= max_lazy_terms<R>()); add_product(a, b),
@@ -20,6 +22,7 @@
 //                                    entries (lazy accumulation, reduced every max_lazy_terms).
 #pragma once
 
+#include <array>
 #include <cassert>
 #include <cstdint>
 #include <span>
@@ -29,6 +32,8 @@
 #include <vector>
 
 #include "spiralpir/core/aligned.hpp"
+#include "spiralpir/core/ct.hpp"
+#include "spiralpir/core/wipe.hpp"
 #include "spiralpir/arith/crt.hpp"
 #include "spiralpir/arith/modarith.hpp"
 #include "spiralpir/arith/ntt.hpp"
@@ -57,6 +62,8 @@ class PolyStorage {
   const std::uint64_t* residue(std::size_t i) const noexcept { return buf_.data() + i * poly_len; }
   std::uint64_t& operator()(std::size_t i, std::size_t j) noexcept { return buf_[i * poly_len + j]; }
   std::uint64_t operator()(std::size_t i, std::size_t j) const noexcept { return buf_[i * poly_len + j]; }
+  /// zero the coefficients (secrets, noise) with stores the compiler keeps
+  void wipe() noexcept { secure_wipe(buf_.data(), buf_.size() * sizeof(std::uint64_t)); }
 
  protected:
   explicit PolyStorage(AlignedBuffer<std::uint64_t>&& b) : buf_(std::move(b)) {}
@@ -81,18 +88,19 @@ class PolyCoeff : public detail::PolyStorage<R> {
  public:
   PolyCoeff() = default;
 
+  /// constant time in the values (masks, Barrett reduction)
   static PolyCoeff from_signed(std::span<const std::int64_t> c) {
     if (c.size() != R::poly_len) throw std::invalid_argument("PolyCoeff::from_signed: wrong length");
     PolyCoeff out;
     for (std::size_t i = 0; i < R::num_primes; ++i) {
       const std::uint64_t p = R::primes[i];
+      const Barrett64& br = detail::word_reducers<R>[i];
       std::uint64_t* r = out.residue(i);
       for (std::size_t j = 0; j < R::poly_len; ++j) {
-        const std::int64_t v = c[j];
-        // |v| computed in unsigned arithmetic so INT64_MIN is fine.
-        const std::uint64_t mag = v < 0 ? 0 - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v);
-        const std::uint64_t m = mag % p;
-        r[j] = (v < 0 && m != 0) ? p - m : m;
+        const auto v = static_cast<std::uint64_t>(c[j]);
+        const std::uint64_t neg = 0 - (v >> 63);
+        const std::uint64_t m = br.reduce((v ^ neg) - neg);  // |v| mod p (INT64_MIN is fine)
+        r[j] = ct::select(neg, ct::neg_mod(m, p), m);
       }
     }
     return out;
@@ -101,8 +109,10 @@ class PolyCoeff : public detail::PolyStorage<R> {
   static PolyCoeff from_unsigned(std::span<const std::uint64_t> c) {
     if (c.size() != R::poly_len) throw std::invalid_argument("PolyCoeff::from_unsigned: wrong length");
     PolyCoeff out;
-    for (std::size_t i = 0; i < R::num_primes; ++i)
-      for (std::size_t j = 0; j < R::poly_len; ++j) out(i, j) = c[j] % R::primes[i];
+    for (std::size_t i = 0; i < R::num_primes; ++i) {
+      const Barrett64& br = detail::word_reducers<R>[i];
+      for (std::size_t j = 0; j < R::poly_len; ++j) out(i, j) = br.reduce(c[j]);
+    }
     return out;
   }
 
@@ -188,10 +198,7 @@ P& operator+=(P& a, const P& b) {
     const std::uint64_t p = R::primes[i];
     std::uint64_t* x = a.residue(i);
     const std::uint64_t* y = b.residue(i);
-    for (std::size_t j = 0; j < R::poly_len; ++j) {
-      const std::uint64_t s = x[j] + y[j];
-      x[j] = s >= p ? s - p : s;
-    }
+    for (std::size_t j = 0; j < R::poly_len; ++j) x[j] = ct::add_mod(x[j], y[j], p);
   }
   return a;
 }
@@ -203,10 +210,7 @@ P& operator-=(P& a, const P& b) {
     const std::uint64_t p = R::primes[i];
     std::uint64_t* x = a.residue(i);
     const std::uint64_t* y = b.residue(i);
-    for (std::size_t j = 0; j < R::poly_len; ++j) {
-      const std::uint64_t d = x[j] + p - y[j];
-      x[j] = d >= p ? d - p : d;
-    }
+    for (std::size_t j = 0; j < R::poly_len; ++j) x[j] = ct::sub_mod(x[j], y[j], p);
   }
   return a;
 }
@@ -225,7 +229,7 @@ P operator-(P a) {
   for (std::size_t i = 0; i < R::num_primes; ++i) {
     const std::uint64_t p = R::primes[i];
     std::uint64_t* x = a.residue(i);
-    for (std::size_t j = 0; j < R::poly_len; ++j) x[j] = x[j] == 0 ? 0 : p - x[j];
+    for (std::size_t j = 0; j < R::poly_len; ++j) x[j] = ct::neg_mod(x[j], p);
   }
   return a;
 }

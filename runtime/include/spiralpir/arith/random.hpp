@@ -2,14 +2,14 @@
 //
 // API (namespace spiralpir):
 //   os_entropy(void* out, size_t n)        getrandom(2); throws std::runtime_error on failure
-//   secure_wipe(void* p, size_t n)         zero memory with a store the compiler keeps (explicit_bzero)
+//   secure_wipe (core/wipe.hpp)            zero memory with a store the compiler keeps
 //   class Csprng                           ChaCha20 keystream (RFC 8439 block function, 20 rounds,
 //                                          original 64-bit counter / 64-bit nonce layout)
 //     Csprng()                             key from os_entropy, stream 0; in a child of fork()
 //                                          rekeyed from the OS before its next byte, so parent
 //                                          and child never share bytes (a pthread_atfork handler
-//                                          marks the fork; processes made by a raw clone system
-//                                          call that bypasses libc's fork() are not detected)
+//                                          marks the fork; a child of a raw clone system call is
+//                                          seen through a MADV_WIPEONFORK canary page, Linux ≥ 4.14)
 //     Csprng(const Seed& seed, uint64_t stream_id = 0)   deterministic: same seed+stream, same bytes
 //                                          (no fork check: the stream is fixed by the seed)
 //     fill(void* out, size_t n), fill(std::span<uint8_t>)
@@ -34,13 +34,13 @@
 #include <span>
 
 #include "spiralpir/arith/modarith.hpp"
+#include "spiralpir/core/wipe.hpp"
 
 namespace spiralpir {
 
 using Seed = std::array<std::uint8_t, 32>;
 
 void os_entropy(void* out, std::size_t n);
-void secure_wipe(void* p, std::size_t n) noexcept;
 
 class Csprng {
  public:

@@ -20,7 +20,8 @@
 //                                         no branch or address depends on the secret). The span
 //                                         length must be a power of two.
 //   gaussian_poly<R>(Csprng&, const GaussianSampler&), ternary_poly<R>(Csprng&),
-//   sparse_ternary_poly<R>(Csprng&, plus, minus)          -> PolyCoeff<R>
+//   sparse_ternary_poly<R>(Csprng&, plus, minus)          -> PolyCoeff<R> (the integer
+//                                         coefficients are wiped; the caller wipes the result)
 #pragma once
 
 #include <cstdint>
@@ -62,21 +63,21 @@ void sample_sparse_ternary(Csprng& rng, std::span<std::int64_t> out, std::size_t
 
 template <class R>
 PolyCoeff<R> gaussian_poly(Csprng& rng, const GaussianSampler& g) {
-  std::vector<std::int64_t> c(R::poly_len);
+  SecretVector<std::int64_t> c(R::poly_len);
   g.sample(rng, c);
   return PolyCoeff<R>::from_signed(c);
 }
 
 template <class R>
 PolyCoeff<R> ternary_poly(Csprng& rng) {
-  std::vector<std::int64_t> c(R::poly_len);
+  SecretVector<std::int64_t> c(R::poly_len);
   sample_ternary(rng, c);
   return PolyCoeff<R>::from_signed(c);
 }
 
 template <class R>
 PolyCoeff<R> sparse_ternary_poly(Csprng& rng, std::size_t plus, std::size_t minus) {
-  std::vector<std::int64_t> c(R::poly_len);
+  SecretVector<std::int64_t> c(R::poly_len);
   sample_sparse_ternary(rng, c, plus, minus);
   return PolyCoeff<R>::from_signed(c);
 }

@@ -88,6 +88,15 @@ inline void give(const std::vector<std::uint8_t>& v, std::uint8_t** buf, std::si
   *len = v.size();
 }
 
+/// give() for a secret (the saved client state): the library's own copy is wiped either way
+inline void give_secret(std::vector<std::uint8_t> v, std::uint8_t** buf, std::size_t* len) {
+  struct Wipe {
+    std::vector<std::uint8_t>& v;
+    ~Wipe() { secure_wipe(v.data(), v.size()); }
+  } wipe{v};
+  give(v, buf, len);
+}
+
 template <class T>
 T& deref(void* h, const char* what) {
   if (h == nullptr) throw ArgumentError(std::string(what) + ": null handle");
@@ -126,7 +135,7 @@ T& deref(void* h, const char* what) {
                                                                                        size_t* len) {       \
     return ::spiralpir::capi::guarded([&] {                                                                 \
       auto& c = ::spiralpir::capi::deref<::spiralpir::Client<PARAMS>>(client, "client_save");              \
-      ::spiralpir::capi::give(c.save(), buf, len);                                                          \
+      ::spiralpir::capi::give_secret(c.save(), buf, len);                                                   \
     });                                                                                                     \
   }                                                                                                         \
   __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _client_load)(                     \

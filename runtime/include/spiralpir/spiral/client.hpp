@@ -5,7 +5,8 @@
 // response decoding) and, when the variant computes on another type than P, the client of P that
 // decodes responses (pack: under the packing target s̃, from an independent stream of the master
 // seed; stream: the same secrets, labelled P). Its queries are C's (spiral, pack) or the uploaded
-// first-dimension and GSW-digit cts (stream, FORMATS.md §7).
+// first-dimension and GSW-digit cts (stream, FORMATS.md §7). Constant time in the secrets and
+// the record index, seeds wiped when dropped (as client_core.hpp).
 #pragma once
 
 #include <cstdint>
@@ -31,19 +32,20 @@ class Client {
   using Pn = rlwe::Pn<R>;
 
   /// seed32: 32 bytes, or nullptr for fresh OS entropy
-  explicit Client(const std::uint8_t* seed32 = nullptr) : Client(make_seed(seed32)) {}
-  explicit Client(const Seed& master) : comp_(master), out_(outer_seed(master)) {
+  explicit Client(const std::uint8_t* seed32 = nullptr) : Client(*make_seed(seed32)) {}
+  explicit Client(const Seed& master) : comp_(master), out_(*outer_seed(master)) {
     Csprng seedgen(master, 3);
     seedgen.fill(pp_seed_.data(), pp_seed_.size());
+    SPIRALPIR_CT_PUBLIC(pp_seed_.data(), pp_seed_.size());  // sent in the public parameters
   }
 
   /// Serialized client state (kind 1): the master seed; the header carries P's hash.
   std::vector<std::uint8_t> save() const { return comp_.save(); }
   static Client load(const std::uint8_t* buf, std::size_t len) {
     check_header<P>(buf, len, ObjectKind::client_state, 32);
-    Seed s;
-    std::memcpy(s.data(), buf + kHeaderBytes, 32);
-    return Client(s);
+    Wiped<Seed> s;
+    std::memcpy(s->data(), buf + kHeaderBytes, 32);
+    return Client(*s);
   }
   const Seed& master_seed() const { return comp_.master_seed(); }
   /// the computation client (C's secrets)
@@ -95,6 +97,7 @@ class Client {
     const auto loc = ItemLocation<C>::of(V::comp_item(item));
     Seed seed;
     rng.fill(seed.data(), seed.size());
+    SPIRALPIR_CT_PUBLIC(seed.data(), seed.size());  // sent in the clear: the random rows' seed
     const GaussianSampler g(P::noise_width);
     std::vector<std::uint8_t> out(D::query_bytes, 0);
     write_header<P>(out.data(), ObjectKind::query, D::query_bytes - kHeaderBytes);
@@ -103,44 +106,48 @@ class Client {
     const auto& sk = comp_.secret();
     const Pn& s_first = V::direct_first ? sk.s_ntt[0] : sk.s_reg_ntt;
     for (std::uint64_t x = 0; x < D::query_polys; ++x) {
+      // the message by masks: x is public, the index and its bits are not
       u128 m = 0;
       if (x < D::dim0) {
-        m = x == loc.i ? D::delta : 0;
+        m = ct::select128(ct::eq_mask(x, loc.i), D::delta, 0);
       } else {
         const std::uint64_t gi = x - D::dim0, f = gi / P::t_gsw, k = gi % P::t_gsw;
-        const bool bit = ((loc.j >> (P::nu_2 - 1 - f)) & 1) != 0;
-        m = bit ? pow2_mod128(D::bits_gsw * static_cast<unsigned>(k), D::q) : 0;
+        const std::uint64_t bit = 0 - ((loc.j >> (P::nu_2 - 1 - f)) & 1);
+        m = ct::select128(bit, pow2_mod128(D::bits_gsw * static_cast<unsigned>(k), D::q), 0);
       }
       Pc mp;
-      const auto r = crt_decompose<R>(m);
+      auto r = crt_decompose<R>(m);
       for (std::size_t i = 0; i < R::num_primes; ++i) mp(i, 0) = r[i];
-      const Pn m_ntt = to_ntt(mp);
+      secure_wipe(r.data(), sizeof r);
+      secure_wipe(&m, sizeof m);
+      Pn m_ntt = to_ntt(std::move(mp));
       const Pn b = rlwe::regev_body<R>(uniform_poly_ntt<R>(seed, x), x < D::dim0 ? s_first : sk.s_reg_ntt, rng, g,
                                        &m_ntt);
+      m_ntt.wipe();
       rlwe::put_poly_q<R>(w, from_ntt(b), D::q_bits);
     }
     return out;
   }
 
-  static Seed make_seed(const std::uint8_t* s) {
-    Seed seed;
-    if (s) std::memcpy(seed.data(), s, 32); else os_entropy(seed.data(), 32);
+  static Wiped<Seed> make_seed(const std::uint8_t* s) {
+    Wiped<Seed> seed;
+    if (s) std::memcpy(seed->data(), s, 32); else os_entropy(seed->data(), 32);
     return seed;
   }
   /// the seed of the response client: pack decodes under the packing target, an independent
   /// stream of the master seed; stream under the computation's secrets
-  static Seed outer_seed(const Seed& master) {
+  static Wiped<Seed> outer_seed(const Seed& master) {
     if constexpr (V::pack) {
       Csprng g(master, 7);
-      Seed s;
-      g.fill(s.data(), s.size());
+      Wiped<Seed> s;
+      g.fill(s->data(), s->size());
       return s;
     } else {
-      return master;
+      return Wiped<Seed>(master);
     }
   }
   static void check_index(std::uint64_t i) {
-    if (i >= D::num_items)
+    if (!index_in_range(i, D::num_items))
       throw ArgumentError("record index " + std::to_string(i) + " out of range (the parameters hold " +
                           std::to_string(D::num_items) + " records)");
   }

@@ -2,9 +2,16 @@
 // 32-byte master seed, the vanilla query (one seed-compressed scalar Regev ct packing the
 // first-dimension one-hot index and the nu_2·t_gsw GSW digits), response decoding and item
 // extraction. Client<P> (client.hpp) builds every variant's client from it.
+//
+// Constant time: no branch, address or division depends on the secrets, the noise or the
+// queried index (the one-hot message and the item are built by scanning every position with
+// masks); only "the index is in range" is made public. The master seed, the secret key and
+// the secret-bearing temporaries are wiped when dropped (core/wipe.hpp). runtime/tests/ct
+// checks this under Valgrind.
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <vector>
 
@@ -14,7 +21,15 @@
 
 namespace spiralpir {
 
-/// Where an item lives (FORMATS.md §5).
+/// Whether a (secret) index is below `count`, with no branch on it: only the answer is public.
+inline bool index_in_range(std::uint64_t index, std::uint64_t count) {
+  std::uint64_t ok = ct::lt_mask(index, count);
+  SPIRALPIR_CT_PUBLIC(&ok, sizeof ok);
+  return ok != 0;
+}
+
+/// Where an item lives (FORMATS.md §5). Divisions by compile-time constants only (the
+/// compiler multiplies), so constant time in the item.
 template <SpiralParams P>
 struct ItemLocation {
   std::uint64_t pt, slot, i, j;
@@ -37,62 +52,63 @@ class ClientCore {
   using Pc = rlwe::Pc<R>;
   using Pn = rlwe::Pn<R>;
 
-  explicit ClientCore(const Seed& master) : master_(master) {
-    Csprng rng(master_, 1);
-    sk_ = SecretKey<P>::generate(rng);
-  }
+  explicit ClientCore(const Seed& master) : master_(master), sk_(keys_of(master)) {}
 
-  const Seed& master_seed() const { return master_; }
+  const Seed& master_seed() const { return *master_; }
   const SecretKey<P>& secret() const { return sk_; }
 
   /// Serialized client state (kind 1): the master seed.
   std::vector<std::uint8_t> save() const {
     std::vector<std::uint8_t> out(D::client_state_bytes);
     write_header<P>(out.data(), ObjectKind::client_state, 32);
-    std::memcpy(out.data() + kHeaderBytes, master_.data(), 32);
+    std::memcpy(out.data() + kHeaderBytes, master_->data(), 32);
     return out;
   }
   static ClientCore load(const std::uint8_t* buf, std::size_t len) {
     check_header<P>(buf, len, ObjectKind::client_state, 32);
-    Seed s;
-    std::memcpy(s.data(), buf + kHeaderBytes, 32);
-    return ClientCore(s);
+    Wiped<Seed> s;
+    std::memcpy(s->data(), buf + kHeaderBytes, 32);
+    return ClientCore(*s);
   }
 
-  /// The query polynomial (before encryption) for an item.
+  /// The query polynomial (before encryption) for an item: every position written, with masks.
   static Pc query_message(std::uint64_t item) {
     const auto loc = ItemLocation<P>::of(item);
     const u128 q = D::q;
-    std::vector<u128> m(D::d, 0);
+    SecretVector<u128> m(D::d, 0);
     const u128 inv_left = inv_mod128(pow2_mod128(D::rounds, q), q);
     const u128 inv_right = inv_mod128(pow2_mod128(D::rounds_right, q), q);
-    m[2 * loc.i] = mulmod_u128(D::delta % q, inv_left, q);
+    const u128 first = mulmod_u128(D::delta % q, inv_left, q);
+    for (std::uint64_t x = 0; x < D::dim0; ++x) m[2 * x] = ct::select128(ct::eq_mask(x, loc.i), first, 0);
     for (unsigned f = 0; f < P::nu_2; ++f) {
-      const std::uint64_t bit = (loc.j >> (P::nu_2 - 1 - f)) & 1;
+      const std::uint64_t bit = 0 - ((loc.j >> (P::nu_2 - 1 - f)) & 1);  // a mask
       for (unsigned k = 0; k < P::t_gsw; ++k) {
         const std::size_t g = std::size_t{f} * P::t_gsw + k;
         const u128 zk = pow2_mod128(D::bits_gsw * k, q);
-        m[2 * g + 1] = bit ? mulmod_u128(zk, inv_right, q) : 0;
+        m[2 * g + 1] = ct::select128(bit, mulmod_u128(zk, inv_right, q), 0);
       }
     }
     Pc out;
     for (std::size_t z = 0; z < D::d; ++z) {
-      const auto r = crt_decompose<R>(m[z]);
+      auto r = crt_decompose<R>(m[z]);
       for (std::size_t i = 0; i < R::num_primes; ++i) out(i, z) = r[i];
+      secure_wipe(r.data(), sizeof r);
     }
     return out;
   }
 
   /// A query for `item` (fresh randomness from `rng`).
   std::vector<std::uint8_t> query(std::uint64_t item, Csprng& rng) const {
-    if (item >= D::num_items)
+    if (!index_in_range(item, D::num_items))
       throw ArgumentError("query: index " + std::to_string(item) + " out of range (capacity " +
                           std::to_string(D::num_items) + ")");
     Seed seed;
     rng.fill(seed.data(), seed.size());
+    SPIRALPIR_CT_PUBLIC(seed.data(), seed.size());  // sent in the clear: the random row's seed
     const GaussianSampler g(P::noise_width);
-    const Pn m = to_ntt(query_message(item));
+    Pn m = to_ntt(query_message(item));
     Pn b = rlwe::regev_body<R>(uniform_poly_ntt<R>(seed, 0), sk_.s_reg_ntt, rng, g, &m);
+    m.wipe();
     std::vector<std::uint8_t> out(D::query_bytes, 0);
     write_header<P>(out.data(), ObjectKind::query, D::query_bytes - kHeaderBytes);
     std::memcpy(out.data() + kHeaderBytes, seed.data(), 32);
@@ -114,19 +130,14 @@ class ClientCore {
     constexpr unsigned n = P::n;
     constexpr std::size_t d = D::d;
     std::vector<std::uint8_t> out(D::instances * Database<P>::pt_bytes, 0);
-    // s_row mod q2 in the NTT domain (computed once per call; constant time)
+    static_assert(std::has_single_bit(D::q1), "q1 = 4p is a power of two (p is)");
+    static const Barrett128 red_q2(D::q2);
+    static constexpr Barrett64 red_q2_64(D::q2);
+    // the rounding's numerator fits 64 bits for every q2·q1 < 2^64 (then one word quotient)
+    constexpr bool narrow = u128{D::q2} * D::q1 + D::q2 / 2 < (u128{1} << 64);
     const NttTable& tq2 = q2_table();
-    std::vector<AlignedBuffer<std::uint64_t>> s_q2;
-    for (unsigned i = 0; i < n; ++i) {
-      AlignedBuffer<std::uint64_t> v(d);
-      for (std::size_t z = 0; z < d; ++z) {
-        const i128 c = centered_coeff(sk_.s[i], z);
-        const std::int64_t m = static_cast<std::int64_t>(c % static_cast<i128>(D::q2));
-        v[z] = static_cast<std::uint64_t>(m + (m < 0 ? static_cast<std::int64_t>(D::q2) : 0));
-      }
-      ntt_forward(v.data(), tq2);
-      s_q2.push_back(std::move(v));
-    }
+    const auto& s_q2 = s_q2_;
+    WipedBuffer<std::uint64_t> sc(d);
     for (std::size_t inst = 0; inst < D::instances; ++inst) {
       AlignedBuffer<std::uint64_t> c0(n * d);
       std::vector<std::uint64_t> c1(n * n * d);
@@ -137,19 +148,24 @@ class ClientCore {
       for (auto& v : c1) v = rd.get(D::q1_bits);
       for (unsigned col = 0; col < n; ++col) ntt_forward(c0.data() + col * d, tq2);
       BitWriter w(out.data() + inst * Database<P>::pt_bytes);
-      AlignedBuffer<std::uint64_t> sc(d);
       for (unsigned row = 0; row < n; ++row)
         for (unsigned col = 0; col < n; ++col) {
-          // s_row · c0_col mod q2 (negacyclic, via the NTT mod q2), then scaled to q1
+          // s_row · c0_col mod q2 (negacyclic, via the NTT mod q2), then scaled to q1:
+          // u = round(sc·q1/q2) ∈ [0, q1] by a Barrett quotient (no division)
           pointwise_mul(sc.data(), s_q2[row].data(), c0.data() + col * d, d, D::q2);
           ntt_inverse(sc.data(), tq2);
           for (std::size_t z = 0; z < d; ++z) {
-            const std::uint64_t u = static_cast<std::uint64_t>((static_cast<u128>(sc[z]) * D::q1 + D::q2 / 2) / D::q2) % D::q1;
-            const std::uint64_t ph = (c1[(row * n + col) * d + z] + D::q1 - u) % D::q1;
-            const std::uint64_t mr = (ph + 2) / 4;  // round(ph / 4)
+            std::uint64_t u;
+            if constexpr (narrow) {
+              u = red_q2_64.quotient(sc[z] * D::q1 + D::q2 / 2) & (D::q1 - 1);
+            } else {
+              const u128 num = static_cast<u128>(sc[z]) * D::q1 + D::q2 / 2;
+              u = static_cast<std::uint64_t>(red_q2.quotient(num)) & (D::q1 - 1);
+            }
+            const std::uint64_t ph = (c1[(row * n + col) * d + z] - u) & (D::q1 - 1);
+            const std::uint64_t mr = (ph + 2) >> 2;  // round(ph / 4)
             noise(static_cast<std::int64_t>(ph) - static_cast<std::int64_t>(4 * mr));
-            const std::uint64_t m = mr % P::p;
-            w.put(m, D::log2_p);
+            w.put(mr & (P::p - 1), D::log2_p);
           }
         }
     }
@@ -159,17 +175,24 @@ class ClientCore {
 
   /// Decodes a response and extracts item `item` (db_item_size bytes).
   std::vector<std::uint8_t> decode(std::uint64_t item, const std::uint8_t* buf, std::size_t len) const {
-    if (item >= D::num_items) throw ArgumentError("decode: index out of range");
-    const std::vector<std::uint8_t> pts = decode_plaintexts(buf, len);
-    return extract_item(item, pts.data());
+    if (!index_in_range(item, D::num_items)) throw ArgumentError("decode: index out of range");
+    std::vector<std::uint8_t> pts = decode_plaintexts(buf, len);
+    auto out = extract_item(item, pts.data());
+    secure_wipe(pts.data(), pts.size());
+    return out;
   }
 
-  /// The item bytes from decoded plaintext bytes (all instances, concatenated).
+  /// The item bytes from decoded plaintext bytes (all instances, concatenated): every slot
+  /// read, the item's kept by a mask.
   static std::vector<std::uint8_t> extract_item(std::uint64_t item, const std::uint8_t* pts) {
-    std::vector<std::uint8_t> out(P::db_item_size);
+    std::vector<std::uint8_t> out(P::db_item_size, 0);
     if constexpr (D::instances == 1) {
       const auto loc = ItemLocation<P>::of(item);
-      std::memcpy(out.data(), pts + loc.slot * P::db_item_size, P::db_item_size);
+      for (std::uint64_t slot = 0; slot < D::items_per_pt; ++slot) {
+        const auto keep = static_cast<std::uint8_t>(ct::eq_mask(slot, loc.slot));
+        const std::uint8_t* src = pts + slot * P::db_item_size;
+        for (std::size_t k = 0; k < P::db_item_size; ++k) out[k] |= src[k] & keep;
+      }
     } else {
       std::memcpy(out.data(), pts, P::db_item_size);  // instances are concatenated in order
     }
@@ -192,8 +215,33 @@ class ClientCore {
     static const NttTable t = NttTable::make(D::q2, D::d);
     return t;
   }
-  Seed master_{};
+  static SecretKey<P> keys_of(const Seed& master) {
+    Csprng rng(master, 1);
+    return SecretKey<P>::generate(rng);
+  }
+  /// s_row mod q2 in the NTT domain, for decoding: the centred coefficient c = x − q·[x > q/2]
+  /// of x ∈ [0, q), so c mod q2 = (x mod q2 − [x > q/2]·(q mod q2)) mod q2
+  static std::vector<WipedBuffer<std::uint64_t>> secret_mod_q2(const SecretKey<P>& sk) {
+    constexpr u128 q = D::q;
+    constexpr std::uint64_t q_mod_q2 = static_cast<std::uint64_t>(q % D::q2);
+    const Barrett128 red_q2(D::q2);
+    std::vector<WipedBuffer<std::uint64_t>> out;
+    out.reserve(P::n);
+    for (unsigned i = 0; i < P::n; ++i) {
+      WipedBuffer<std::uint64_t> v(D::d);
+      for (std::size_t z = 0; z < D::d; ++z) {
+        const u128 x = coeff(sk.s[i], z);
+        const std::uint64_t upper = ct::lt_mask128(q / 2, x);
+        v[z] = ct::sub_mod(red_q2.reduce(x), q_mod_q2 & upper, D::q2);
+      }
+      ntt_forward(v.data(), q2_table());
+      out.push_back(std::move(v));
+    }
+    return out;
+  }
+  Wiped<Seed> master_;
   SecretKey<P> sk_;
+  std::vector<WipedBuffer<std::uint64_t>> s_q2_ = secret_mod_q2(sk_);  // wiped when dropped
 };
 
 }  // namespace spiralpir

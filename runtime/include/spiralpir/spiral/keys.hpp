@@ -56,6 +56,7 @@ struct KeyLayout {
 };
 
 /// The client's secret: s_reg (query and expansion) and s_gsw (n polys; matrix Regev and GSW).
+/// Wiped on destruction (a moved-from key holds nothing).
 template <SpiralParams P>
 struct SecretKey {
   using R = typename P::ring;
@@ -64,6 +65,19 @@ struct SecretKey {
   std::vector<rlwe::Pc<R>> s;
   std::vector<rlwe::Pn<R>> s_ntt;
 
+  SecretKey() = default;
+  SecretKey(const SecretKey&) = default;
+  SecretKey(SecretKey&&) noexcept = default;
+  SecretKey& operator=(const SecretKey&) = delete;  // would free the old key unwiped
+  SecretKey& operator=(SecretKey&&) = delete;
+  ~SecretKey() { wipe(); }
+  void wipe() noexcept {
+    s_reg.wipe();
+    s_reg_ntt.wipe();
+    for (auto& x : s) x.wipe();
+    for (auto& x : s_ntt) x.wipe();
+  }
+
   static rlwe::Pc<R> sample_secret(Csprng& rng, const GaussianSampler& g) {
     return rlwe::sample_secret<R>(rng, P::secret_dist, g, P::secret_plus, P::secret_minus);
   }
@@ -71,7 +85,7 @@ struct SecretKey {
   static SecretKey generate(Csprng& rng) {
     const GaussianSampler g(P::noise_width);
     SecretKey k;
-    k.s_reg = sample_secret(rng, g);
+    k.s_reg = sample_secret(rng, g);  // move-assigned into zero polys: nothing unwiped is freed
     k.s_reg_ntt = to_ntt(k.s_reg);
     for (unsigned i = 0; i < P::n; ++i) {
       k.s.push_back(sample_secret(rng, g));

@@ -103,7 +103,7 @@ struct PublicKeys {
 
   /// Serialized public parameters (client side) for the computation secret `sk` and, for pack,
   /// the packing target `target`. `noise` supplies the errors (in wire order), `seed` the random
-  /// rows.
+  /// rows. Constant time in the secrets and the noise; the secret-bearing messages are wiped.
   static std::vector<std::uint8_t> generate(const SecretKey<C>& sk, const SecretKey<P>* target, const Seed& seed,
                                             Csprng& noise) {
     using D = Derived<P>;
@@ -126,11 +126,13 @@ struct PublicKeys {
     if constexpr (!K::V::stream) {
       // expansion keys: phase −τ_k(s_reg)·z^j
       auto expansion_key = [&](unsigned r, unsigned t, unsigned bits, std::size_t col0) {
-        const Pn tau = to_ntt(automorph(sk.s_reg, LC::automorph_k(r)));
+        Pn tau = to_ntt(automorph(sk.s_reg, LC::automorph_k(r)));
         for (unsigned j = 0; j < t; ++j) {
-          const Pn m = scalar_mul(tau, neg_pow(bits, j));
+          Pn m = scalar_mul(tau, neg_pow(bits, j));
           emit(uniform_poly_ntt<R>(seed, col0 + j), sk.s_reg_ntt, &m);
+          m.wipe();
         }
+        tau.wipe();
       };
       for (unsigned r = 1; r < DC::rounds; ++r) expansion_key(r, P::t_exp_left, DC::bits_exp_left, LC::left_col(r, 0));
       for (unsigned r = 0; r < DC::rounds_right; ++r)
@@ -140,8 +142,9 @@ struct PublicKeys {
     for (unsigned i = 0; i < C::n; ++i)
       for (unsigned k = 0; k < P::t_conv; ++k) {
         const Pn a = uniform_poly_ntt<R>(seed, LC::s2m_begin + std::size_t{i} * P::t_conv + k);
-        const Pn m = scalar_mul(sk.s_reg_ntt, neg_pow(DC::bits_conv, k));
+        Pn m = scalar_mul(sk.s_reg_ntt, neg_pow(DC::bits_conv, k));
         for (unsigned row = 0; row < C::n; ++row) emit(a, sk.s_ntt[row], row == i ? &m : nullptr);
+        m.wipe();
       }
     // RegevToGSW: column k: s·s_reg·z^k ; column t_conv + k: −s·z^k
     for (unsigned c = 0; c < 2 * P::t_conv; ++c) {
@@ -149,17 +152,19 @@ struct PublicKeys {
       const unsigned k = c % P::t_conv;
       const u128 zk = pow2_mod128(DC::bits_conv * k, q);
       for (unsigned row = 0; row < C::n; ++row) {
-        const Pn m = c < P::t_conv ? scalar_mul(sk.s_ntt[row] * sk.s_reg_ntt, zk)
-                                   : scalar_mul(sk.s_ntt[row], neg_pow(DC::bits_conv, k));
+        Pn m = c < P::t_conv ? scalar_mul(sk.s_ntt[row] * sk.s_reg_ntt, zk)
+                             : scalar_mul(sk.s_ntt[row], neg_pow(DC::bits_conv, k));
         emit(a, sk.s_ntt[row], &m);
+        m.wipe();
       }
     }
     if constexpr (K::V::pack) {
       for (unsigned r = 0; r < P::n; ++r)
         for (unsigned k = 0; k < P::t_conv; ++k) {
           const Pn a = uniform_poly_ntt<R>(seed, K::pack_begin + std::size_t{r} * P::t_conv + k);
-          const Pn m = scalar_mul(sk.s_ntt[0], neg_pow(D::bits_conv, k));
+          Pn m = scalar_mul(sk.s_ntt[0], neg_pow(D::bits_conv, k));
           for (unsigned row = 0; row < P::n; ++row) emit(a, target->s_ntt[row], row == r ? &m : nullptr);
+          m.wipe();
         }
     }
     return out;

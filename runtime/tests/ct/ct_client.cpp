@@ -1,0 +1,86 @@
+// The ctgrind check (after Langley's ctgrind): Valgrind's memcheck reports every conditional
+// jump, memory address and system-call argument computed from undefined bytes. The client's
+// secrets — its master seed, the query randomness (hence the noise) and the record index — are
+// marked undefined, so any secret-dependent branch or address in key generation, public-
+// parameter generation, query generation or decoding is reported (run it with
+// --error-exitcode). What the protocol publishes is declassified where it is published: the
+// seeds of the random rows (in the library, SPIRALPIR_CT_PUBLIC), whether the index is in range,
+// and here the public parameters and the query bytes (encryptions) and the decoded record (the
+// output). The server then runs on public data, and the record is compared with the database.
+//   valgrind --error-exitcode=3 spiralpir_ct_client      (.ci/ct-check runs it)
+#include <cstdio>
+#include <cstring>
+#include <valgrind/valgrind.h>
+#include <vector>
+
+#include "protocol/test_params.hpp"
+#include "spiralpir/core/ct.hpp"
+#include "spiralpir/spiral/service.hpp"
+#include "variants/variant_params.hpp"
+
+using namespace spiralpir;
+using namespace spiralpir::testing;
+
+namespace {
+
+Seed seed_of(std::uint8_t tag) {
+  Seed s;
+  for (std::size_t i = 0; i < s.size(); ++i) s[i] = static_cast<std::uint8_t>(tag * 31 + i);
+  return s;
+}
+
+template <class P>
+bool run(const char* name, std::uint8_t tag) {
+  // public: the database and the server
+  Csprng pub(seed_of(tag), 0);
+  std::vector<std::uint8_t> recs(P::num_records * P::record_size);
+  pub.fill(recs.data(), recs.size());
+  Server<P> server(1);
+  server.load_records(recs.data(), P::num_records, P::record_size);
+  // secret: the master seed, hence every key
+  Seed master = seed_of(tag + 1);
+  SPIRALPIR_CT_SECRET(master.data(), master.size());
+  const Client<P> client(master);
+  std::vector<std::uint8_t> ppb = client.public_params();
+  SPIRALPIR_CT_PUBLIC(ppb.data(), ppb.size());
+  const auto pp = PublicParams<P>::load(ppb.data(), ppb.size(), 1);
+  bool ok = true;
+  for (const std::uint64_t index : {std::uint64_t{0}, P::num_records - 1, P::num_records / 3}) {
+    std::uint64_t secret_index = index;
+    SPIRALPIR_CT_SECRET(&secret_index, sizeof secret_index);
+    Seed qseed = seed_of(tag + 2 + static_cast<std::uint8_t>(index));
+    SPIRALPIR_CT_SECRET(qseed.data(), qseed.size());
+    Csprng qrng(qseed, 0);
+    std::vector<std::uint8_t> qb = client.query(secret_index, qrng);
+    SPIRALPIR_CT_PUBLIC(qb.data(), qb.size());
+    const auto resp = server.answer(pp, qb.data(), qb.size());
+    std::vector<std::uint8_t> rec(P::record_size);
+    client.decode(secret_index, resp.data(), resp.size(), rec.data(), rec.size());
+    SPIRALPIR_CT_PUBLIC(rec.data(), rec.size());
+    if (std::memcmp(rec.data(), recs.data() + index * P::record_size, P::record_size) != 0) {
+      std::fprintf(stderr, "ct_client: %s: record %llu decoded wrong\n", name, static_cast<unsigned long long>(index));
+      ok = false;
+    }
+  }
+  std::printf("ct_client: %s: keys, public parameters, 3 queries and decodings checked\n", name);
+  std::fflush(stdout);
+  return ok;
+}
+
+}  // namespace
+
+int main() {
+  if (!RUNNING_ON_VALGRIND) {
+    std::fprintf(stderr, "ct_client: run under valgrind (memcheck checks the secrets): .ci/ct-check\n");
+    return 2;
+  }
+  bool ok = true;
+  ok &= run<insecure_spiral_2e20x256b_ci>("spiral_2e20x256b_ci (Gaussian secret, n = 2)", 1);
+  ok &= run<insecure_ternary_n1_ci>("ternary_n1_ci (ternary secret, n = 1)", 11);
+  ok &= run<insecure_sparse_n2_ci>("sparse_n2_ci (sparse ternary secret)", 21);
+  ok &= run<insecure_large_p_ci>("large_p_ci (three primes, 40-bit q2)", 31);
+  ok &= run<insecure_stream_2e20x256b_ci>("stream_2e20x256b_ci", 41);
+  ok &= run<insecure_pack_2e20x256b_ci>("pack_2e20x256b_ci", 51);
+  ok &= run<insecure_streampack_2e20x256b_ci>("streampack_2e20x256b_ci", 61);
+  return ok ? 0 : 1;
+}
