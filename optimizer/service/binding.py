@@ -83,6 +83,16 @@ def prepared_query_bytes(params: dict[str, Any]) -> int:
     return polys * int(params["poly_len"]) * len(params["moduli"]) * 8
 
 
+# The C ABI's status for a failure of the server's own storage (capi.hpp), as opposed to 1
+# for bad input: the preprocessed database could not be read or written, or stopped being intact.
+STORAGE_FAILURE = 2
+
+
+class StorageError(SpiralpirError):
+    """The server's preprocessed database failed (I/O, or the file changed under its mapping):
+    not the caller's fault, and no answer from it can be trusted until it is rebuilt."""
+
+
 _LOADED: dict[tuple[str, str], Library] = {}
 _LOAD_LOCK = threading.Lock()
 
@@ -120,7 +130,7 @@ class Library:
         if rc != 0:
             msg = self._fn["last_error"]()
             text = msg.decode(errors="replace") if msg else f"{self.prefix}_{short} failed"
-            raise SpiralpirError(text)
+            raise (StorageError if rc == STORAGE_FAILURE else SpiralpirError)(text)
 
     def take_buffer(self, short: str, *args: Any) -> bytes:
         return self.take_buffer_then(short, args, ())

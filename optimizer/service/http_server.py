@@ -33,6 +33,7 @@ from typing import Any
 from aiohttp import ClientPayloadError, web
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.service import http_api as api
+from spiralpir.optimizer.service.binding import StorageError
 from spiralpir.optimizer.service.pir_server import BadBlock, PirServer, ServerFull, UnknownClient
 from spiralpir.optimizer.service.sessions import StreamSession, UnknownStream
 
@@ -217,6 +218,9 @@ def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None) 
             return busy(str(exc))
         except BadBlock as exc:
             return error(400, str(exc))
+        except StorageError as exc:  # the operator's to fix; said on the server's log too
+            print(f"refusing to answer: {exc}", file=sys.stderr, flush=True)
+            return error(503, f"the server's database is unusable: {exc}")
         except SpiralpirError as exc:
             return error(400, f"{rejected}: {exc}")
         finally:

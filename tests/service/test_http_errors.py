@@ -5,6 +5,7 @@ answering correctly afterwards."""
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Iterator
 from pathlib import Path
@@ -128,3 +129,27 @@ def test_backoff_is_bounded_and_jittered() -> None:
     assert backoff_seconds(0, "3", rng) >= 3.0  # the server's Retry-After is respected
     assert backoff_seconds(0, "100000", rng) <= MAX_RETRY_AFTER * 1.25  # within reason
     assert backoff_seconds(0, "٣", rng) <= 0.1  # not an ASCII number: ignored
+
+
+def test_a_store_truncated_while_served_gets_503(demo_inst: builder.Instance,
+                                                  tmp_path: Path) -> None:
+    """The server's own storage failing is not the client's fault: 503 JSON, said on its log."""
+    sampledb.write_sample_db(tmp_path / "sample.db")
+    pre = tmp_path / "sample.pre"
+    args = ["--build", str(DEMO), "--db", str(tmp_path / "sample.db"), "--preprocessed",
+            str(pre), "--threads", "1"]
+    ServerProcess(args, tmp_path / "first.log").stop()  # writes the store
+    srv = ServerProcess(args, tmp_path / "server.log")  # maps it
+    try:
+        build = Build(demo_inst)
+        keys = ClientKeys.new(build.lib)
+        r = requests.post(srv.url + api.SETUP, data=keys.public_params(), timeout=120)
+        assert r.status_code == 200, r.text
+        os.truncate(pre, 4096)  # from outside, while mapped
+        r = requests.post(srv.url + api.QUERY, data=keys.query(7), timeout=120,
+                          headers={api.CLIENT_HEADER: r.json()["client_id"]})
+        json_error(r, 503, "shrank while mapped")
+    finally:
+        srv.stop()
+    log = (tmp_path / "server.log").read_text()
+    assert "refusing to answer" in log and "Traceback" not in log, log[-2000:]

@@ -21,7 +21,7 @@ from spiralpir.optimizer.build import builder
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.service import atomic_file, store
 from spiralpir.optimizer.service import records as database
-from spiralpir.optimizer.service.binding import Build, ClientKeys
+from spiralpir.optimizer.service.binding import Build, ClientKeys, StorageError
 from spiralpir.optimizer.service.pir_server import PirServer
 
 
@@ -225,7 +225,7 @@ def test_truncated_while_mapped_is_refused_not_a_crash(
     run.check(db, rng, count=1)
     os.truncate(pre, 4096)  # from outside, while mapped
     for _ in range(2):
-        with pytest.raises(SpiralpirError, match="shrank while mapped"):
+        with pytest.raises(StorageError, match="shrank while mapped"):
             run.record(rng.randrange(run.server.num_records))
     run.close()
     again = Run(ci_build, db, pre)  # a restart rebuilds it

@@ -1,6 +1,8 @@
 // spiralpir/spiral/capi.hpp — SPIRALPIR_DEFINE_C_API(prefix, ParamsType) emits the C ABI of one
 // compiled parameter set over the C++ API of service.hpp. Every int-returning function
-// returns 0 on success, else nonzero with a thread-local message from PREFIX_last_error().
+// returns 0 on success, 2 when the server's own storage failed (IoError: the preprocessed
+// database could not be read, written or stopped being intact), else 1 (bad input, out of
+// memory, internal error); either way with a thread-local message from PREFIX_last_error().
 // Buffers returned through uint8_t** are malloc'd; release them with PREFIX_free.
 //
 //   const char* PREFIX_last_error(void);
@@ -62,6 +64,9 @@ int guarded(F&& f) noexcept {
     f();
     last_error_slot().clear();
     return 0;
+  } catch (const IoError& e) {
+    last_error_slot() = e.what();
+    return 2;
   } catch (const Error& e) {
     last_error_slot() = e.what();
   } catch (const std::bad_alloc&) {
