@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "spiralpir/spiral/service.hpp"
+#include "spiralpir/testing/gtest_seed.hpp"
 #include "test_params.hpp"
 
 using namespace spiralpir;
@@ -21,7 +22,7 @@ std::vector<std::uint8_t> random_records(Csprng& rng, std::uint64_t n) {
 
 template <class P>
 void run_end_to_end(int queries) {
-  Csprng rng;
+  Csprng rng = test_rng_here();
   const auto recs = random_records<P>(rng, P::num_records);
   Server<P> server(2);
   server.database().build(Database<P>::records_source(recs.data(), P::num_records, P::record_size), P::num_records,

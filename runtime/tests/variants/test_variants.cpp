@@ -11,6 +11,7 @@
 
 #include "spiralpir/spiral/service.hpp"
 #include "spiralpir/testing/noise.hpp"
+#include "spiralpir/testing/gtest_seed.hpp"
 #include "variant_params.hpp"
 
 using namespace spiralpir;
@@ -35,17 +36,17 @@ std::vector<std::uint8_t> expected_item(const std::vector<std::uint8_t>& recs, s
 template <class P>
 void run_end_to_end(int queries) {
   using D = Derived<P>;
-  Csprng rng;
+  Csprng rng = test_rng_here();
   const auto recs = random_records<P>(rng, P::num_records);
   Server<P> server(2);
   server.load_records(recs.data(), P::num_records, P::record_size);
-  Client<P> client;
+  Client<P> client(test_seed_here("client"));
   const auto ppb = client.public_params();
   ASSERT_EQ(ppb.size(), D::public_params_bytes);
   server.set_public_params("alice", PublicParams<P>::load(ppb.data(), ppb.size(), 2));
   for (int t = 0; t < queries; ++t) {
     const std::uint64_t idx = rng.uniform_mod(P::num_records);
-    const auto qb = client.query(idx);
+    const auto qb = client.query(idx, rng);
     ASSERT_EQ(qb.size(), D::query_bytes);
     server.set_threads(t % 2 ? 2 : 1);
     double st[kNumStages] = {};
@@ -61,26 +62,33 @@ void run_end_to_end(int queries) {
       EXPECT_EQ(resp, resp2) << "answer differs between 1 and 2 threads";
     }
   }
-  // a client restored from its saved state decodes the same way
+  // a client restored from its saved state (and nothing else: the original is gone) has the same
+  // keys: it publishes the same public parameters, its query is answered under the original's
+  // uploaded ones, and it decodes that answer itself
   const auto state = client.save();
-  auto restored = Client<P>::load(state.data(), state.size());
+  const auto restored = Client<P>::load(state.data(), state.size());
+  EXPECT_EQ(restored.public_params(), ppb);
   const std::uint64_t idx = rng.uniform_mod(P::num_records);
-  const auto qb = restored.query(idx);
+  const auto qb = restored.query(idx, rng);
   const auto resp = server.answer("alice", qb.data(), qb.size());
   std::vector<std::uint8_t> out(P::record_size);
-  client.decode(idx, resp.data(), resp.size(), out.data(), out.size());
-  EXPECT_EQ(out, expected_item<P>(recs, idx));
+  restored.decode(idx, resp.data(), resp.size(), out.data(), out.size());
+  EXPECT_EQ(out, expected_item<P>(recs, idx)) << "restored client, index " << idx;
+  // and a client with other keys does not
+  const Client<P> stranger(test_seed_here("other client"));
+  stranger.decode(idx, resp.data(), resp.size(), out.data(), out.size());
+  EXPECT_NE(out, expected_item<P>(recs, idx)) << "a client with other keys decoded index " << idx;
 }
 
 /// Streaming: one query prepared once answers a sequence of databases.
 template <class P>
 void run_streaming(int blocks) {
-  Csprng rng;
-  Client<P> client;
+  Csprng rng = test_rng_here();
+  Client<P> client(test_seed_here("client"));
   const auto ppb = client.public_params();
   const auto pp = PublicParams<P>::load(ppb.data(), ppb.size(), 2);
   const std::uint64_t idx = rng.uniform_mod(P::num_records);
-  const auto qb = client.query(idx);
+  const auto qb = client.query(idx, rng);
   Server<P> server(2);
   std::vector<std::uint8_t> recs = random_records<P>(rng, P::num_records);
   server.load_records(recs.data(), P::num_records, P::record_size);
@@ -111,15 +119,15 @@ void run_noise() {
   using V = VariantOf<P>;
   using C = typename V::Comp;
   using D = Derived<P>;
-  Csprng rng;
+  Csprng rng = test_rng_here();
   const auto recs = random_records<P>(rng, P::num_records);
   Server<P> server(2);
   server.load_records(recs.data(), P::num_records, P::record_size);
-  Client<P> client;
+  Client<P> client(test_seed_here("client"));
   const auto ppb = client.public_params();
   const auto pp = PublicParams<P>::load(ppb.data(), ppb.size(), 2);
   const std::uint64_t idx = rng.uniform_mod(P::num_records);
-  const auto qb = client.query(idx);
+  const auto qb = client.query(idx, rng);
   NoiseMeter<C> meter(client.comp(), V::comp_item(idx));
   const auto pq = server.prepare(pp, qb.data(), qb.size(), &meter);
   std::vector<rlwe::MatN<typename P::ring>> packed;
