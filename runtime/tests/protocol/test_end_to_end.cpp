@@ -60,3 +60,6 @@ TEST(EndToEnd, SlowSpiral2e14x100kbReducedNu) { run_end_to_end<insecure_spiral_2
 TEST(EndToEnd, SlowTernarySecretN1) { run_end_to_end<insecure_ternary_n1_ci>(2); }
 TEST(EndToEnd, SlowSparseTernarySecret) { run_end_to_end<insecure_sparse_n2_ci>(2); }
 TEST(EndToEnd, LargePlaintextModulus) { run_end_to_end<insecure_large_p_ci>(2); }
+TEST(EndToEnd, Nu2ZeroNoFolding) { run_end_to_end<insecure_nu2_zero_ci>(3); }
+TEST(EndToEnd, RecordsShorterThanItems) { run_end_to_end<insecure_short_records_ci>(3); }
+TEST(EndToEnd, SlowRecordsShorterThanItemsOverInstances) { run_end_to_end<insecure_short_records_multi_ci>(2); }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "spiralpir/spiral/service.hpp"
+#include "spiralpir/testing/bench_driver.hpp"
 #include "spiralpir/testing/noise.hpp"
 #include "spiralpir/testing/gtest_seed.hpp"
 #include "variant_params.hpp"
@@ -170,7 +171,34 @@ void run_noise() {
   }
 }
 
+/// The bench driver (its own record oracle, bench_records.hpp) on P: every decoded record right,
+/// on the full database and on an implicit one (a tiny memory budget keeps one physical
+/// instance, so a multi-instance or pack database repeats its first sub-database).
+template <class P>
+void run_bench_driver() {
+  for (const bool implicit : {false, true}) {
+    std::vector<const char*> args = {"bench", "--threads", "2", "--trials", "2", "--json"};
+    if (implicit) args.insert(args.end(), {"--implicit-db", "--max-db-gib", "1e-9"});
+    ::testing::internal::CaptureStdout();
+    ::testing::internal::CaptureStderr();
+    const int rc = run_bench<P>(static_cast<int>(args.size()), const_cast<char**>(args.data()));
+    const std::string out = ::testing::internal::GetCapturedStdout();
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(rc, 0) << err;
+    EXPECT_NE(out.find("\"correct\":true"), std::string::npos) << (implicit ? "implicit: " : "") << out << err;
+    const bool is_implicit = Derived<typename VariantOf<P>::Comp>::instances > 1 && implicit;
+    EXPECT_NE(out.find(is_implicit ? "\"implicit_db\":true" : "\"implicit_db\":false"), std::string::npos) << out;
+  }
+}
+
 }  // namespace
+
+TEST(BenchDriver, Stream) { run_bench_driver<insecure_stream_2e20x256b_ci>(); }
+TEST(BenchDriver, PackN3) { run_bench_driver<insecure_pack_n3_ci>(); }
+TEST(BenchDriver, StreamPackShortRecords) { run_bench_driver<insecure_streampack_short_records_ci>(); }
+TEST(BenchDriver, StreamOverInstances) { run_bench_driver<insecure_stream_2e14x100kb_ci>(); }
+TEST(BenchDriver, PackShortRecordsOverInstances) { run_bench_driver<insecure_pack_short_records_multi_ci>(); }
+TEST(BenchDriver, StreamPackNu2Zero) { run_bench_driver<insecure_streampack_nu2_zero_ci>(); }
 
 TEST(Variants, Stream2e20x256b) { run_end_to_end<insecure_stream_2e20x256b_ci>(3); }
 TEST(Variants, Pack2e20x256b) { run_end_to_end<insecure_pack_2e20x256b_ci>(3); }
@@ -181,6 +209,17 @@ TEST(Variants, Stream2e14x100kb) { run_end_to_end<insecure_stream_2e14x100kb_ci>
 TEST(Variants, PackN3Ternary) { run_end_to_end<insecure_pack_n3_ci>(2); }
 TEST(Variants, StreamN1Ternary) { run_end_to_end<insecure_stream_n1_ci>(3); }
 TEST(Variants, StreamPackLargePlaintextModulus) { run_end_to_end<insecure_streampack_large_p_ci>(2); }
+
+// shape classes the optimizer may emit, in every variant: no folding (nu_2 = 0), records shorter
+// than the item, both over several instances
+TEST(Variants, StreamNu2Zero) { run_end_to_end<insecure_stream_nu2_zero_ci>(2); }
+TEST(Variants, PackNu2Zero) { run_end_to_end<insecure_pack_nu2_zero_ci>(2); }
+TEST(Variants, StreamPackNu2Zero) { run_end_to_end<insecure_streampack_nu2_zero_ci>(2); }
+TEST(Variants, StreamShortRecords) { run_end_to_end<insecure_stream_short_records_ci>(2); }
+TEST(Variants, PackShortRecords) { run_end_to_end<insecure_pack_short_records_ci>(2); }
+TEST(Variants, StreamPackShortRecords) { run_end_to_end<insecure_streampack_short_records_ci>(2); }
+TEST(Variants, PackShortRecordsOverInstances) { run_end_to_end<insecure_pack_short_records_multi_ci>(1); }
+TEST(Variants, StreamPackShortRecordsOverInstances) { run_end_to_end<insecure_streampack_short_records_multi_ci>(1); }
 
 TEST(Streaming, Vanilla) { run_streaming<insecure_spiral_2e20x256b_ci>(3); }
 TEST(Streaming, Stream) { run_streaming<insecure_stream_2e20x256b_ci>(3); }
