@@ -6,12 +6,8 @@
 #include "ntt_kernels.hpp"
 
 namespace spiralpir {
-namespace {
 
-using NativeKernel = void (*)(std::uint64_t*, const NttTable&, bool);
-using VectorKernel = void (*)(std::uint64_t*, const detail::NttView&, bool);
-
-[[maybe_unused]] detail::NttView view(const NttTable& t) {
+detail::NttView detail::ntt_view(const NttTable& t) {
   detail::NttView v{};
   v.p = t.p;
   v.n = t.n;
@@ -36,6 +32,11 @@ using VectorKernel = void (*)(std::uint64_t*, const detail::NttView&, bool);
   }
   return v;
 }
+
+namespace {
+
+using NativeKernel = void (*)(std::uint64_t*, const NttTable&, bool);
+using VectorKernel = void (*)(std::uint64_t*, const detail::NttView&, bool);
 
 // The vector kernels keep lazy values in 32-bit halves of their lanes (p < 2^30, so 4p < 2^32)
 // unless an IFMA kernel runs (52-bit limbs, p < 2^50).
@@ -64,7 +65,7 @@ void dispatch(std::uint64_t* a, const NttTable& t, Path path, bool forward, bool
       break;
   }
   if (vk != nullptr) {
-    vk(a, view(t), reduce);
+    vk(a, detail::ntt_view(t), reduce);
     return;
   }
   const NativeKernel nk = forward ? detail::ntt_forward_native : detail::ntt_inverse_native;

@@ -24,6 +24,8 @@ struct NttView {
   std::uint64_t n_inv, n_inv_shoup32, n_inv_shoup52, last_inv, last_inv_shoup32, last_inv_shoup52;
   const std::uint64_t *tail_fwd[3], *tail_fwd_shoup52[3], *tail_inv[3], *tail_inv_shoup52[3];
 };
+/// the view of a table, `ifma` from the CPU (tests flip it to reach the non-IFMA AVX-512 kernels)
+NttView ntt_view(const NttTable& t);
 
 #ifdef SPIRALPIR_HAVE_AVX2
 void ntt_forward_avx2(std::uint64_t* a, const NttView& t, bool reduce);

@@ -86,3 +86,29 @@ def test_demo_full_size_measures_the_plan(instances: dict) -> None:
         assert report[key] == full[key], (key, report[key], full[key])
         if key in doc["estimate"]:
             assert report[key] == doc["estimate"][key], key
+
+
+# Shape classes the optimizer may emit that no checked-in build has, generated from the demo's
+# parameters: nu_2 = 0 with records shorter than the item (several items per plaintext), and records
+# shorter than the item over two instances (SpiralStreamPack). The bench compares every decoded
+# record with the bytes it built the database from (runtime/testing: bench_records.hpp).
+SHAPES: dict[str, dict[str, int | str]] = {
+    "shape_nu2zero_short": {"variant": "spiral", "nu_2": 0, "record_size": 24, "records": 1000},
+    "shape_multi_short": {"variant": "stream_pack", "nu_2": 1, "db_item_size": 1000, "instances": 2,
+                          "record_size": 900, "records": 100},
+}
+
+
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_generated_shape_answers_correctly(name: str, tmp_path: Path) -> None:
+    doc = json.loads((REPO / "generated" / "demo" / "params.json").read_text())
+    lit = {**doc["params"], **SHAPES[name]}
+    out = codegen.generate(name, lit, {}, tmp_path, security=doc["security"])
+    inst = builder.build(out, show_progress=False, targets=["ci_bench"])
+    report = run_bench(inst, trials=2, ci=True, threads=2, timeout=900)
+    assert report["correct"] is True
+    assert report["record_size"] == lit["record_size"] < int(lit["db_item_size"])
+    twin = _expected(codegen.ci_literal(lit))
+    for key in (*SIZE_KEYS, "db_bytes"):
+        assert report[key] == twin[key], (key, report[key], twin[key])

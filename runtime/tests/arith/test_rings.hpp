@@ -7,6 +7,7 @@
 
 #include "spiralpir/arith/modarith.hpp"
 #include "spiralpir/arith/ring.hpp"
+#include "spiralpir/testing/gtest_seed.hpp"
 
 namespace spiralpir::test {
 
@@ -20,8 +21,9 @@ using Ring2048Q128 = RingSpec<2048, 4294955009ULL, 4294914049ULL, 4294828033ULL,
 // A 50-bit and a 45-bit prime: the AVX-512 IFMA kernels (and 128-bit native products).
 using Ring2048Wide = RingSpec<2048, 1125899906826241ULL, 35184372060161ULL>;
 
+/// SPIRALPIR_TEST_SEED or its fixed default (test_seed.hpp): failures reproduce
 inline std::mt19937_64& test_rng() {
-  static std::mt19937_64 g(0x5eed5eedULL);  // fixed seed: failures reproduce
+  static std::mt19937_64 g(testing::test_seed_value());
   return g;
 }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "spiralpir/spiral/service.hpp"
+#include "spiralpir/testing/gtest_seed.hpp"
 #include "test_params.hpp"
 
 using namespace spiralpir;
@@ -21,7 +22,7 @@ std::vector<std::uint8_t> random_records(Csprng& rng, std::uint64_t n) {
 
 template <class P>
 void run_end_to_end(int queries) {
-  Csprng rng;
+  Csprng rng = test_rng_here();
   const auto recs = random_records<P>(rng, P::num_records);
   Server<P> server(2);
   server.database().build(Database<P>::records_source(recs.data(), P::num_records, P::record_size), P::num_records,
@@ -59,3 +60,6 @@ TEST(EndToEnd, SlowSpiral2e14x100kbReducedNu) { run_end_to_end<insecure_spiral_2
 TEST(EndToEnd, SlowTernarySecretN1) { run_end_to_end<insecure_ternary_n1_ci>(2); }
 TEST(EndToEnd, SlowSparseTernarySecret) { run_end_to_end<insecure_sparse_n2_ci>(2); }
 TEST(EndToEnd, LargePlaintextModulus) { run_end_to_end<insecure_large_p_ci>(2); }
+TEST(EndToEnd, Nu2ZeroNoFolding) { run_end_to_end<insecure_nu2_zero_ci>(3); }
+TEST(EndToEnd, RecordsShorterThanItems) { run_end_to_end<insecure_short_records_ci>(3); }
+TEST(EndToEnd, SlowRecordsShorterThanItemsOverInstances) { run_end_to_end<insecure_short_records_multi_ci>(2); }

@@ -5,6 +5,7 @@
 #include "spiralpir/spiral/client.hpp"
 #include "spiralpir/spiral/server.hpp"
 #include "spiralpir/spiral/service.hpp"
+#include "spiralpir/testing/gtest_seed.hpp"
 #include "test_params.hpp"
 
 using namespace spiralpir;
@@ -76,7 +77,7 @@ void check_real_sizes() {
   Seed s{};
   s[0] = 7;
   Client<P> c(s);
-  Csprng rng;
+  Csprng rng = test_rng_here();
   const auto pp = c.public_params();
   const auto q = c.query(0, rng);
   const auto st = c.save();
@@ -111,7 +112,7 @@ TEST(Formats, SlowFullSizeQueryAndPublicParamsSizes) {
 }
 
 TEST(Formats, BitPackingRoundTrip) {
-  Csprng rng;
+  Csprng rng = test_rng_here();
   std::vector<std::pair<std::uint64_t, unsigned>> vals;
   for (int i = 0; i < 1000; ++i) {
     const unsigned w = 1 + static_cast<unsigned>(rng.uniform_mod(64));

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "spiralpir/spiral/service.hpp"
+#include "spiralpir/testing/gtest_seed.hpp"
 #include "test_params.hpp"
 
 using namespace spiralpir;
@@ -19,17 +20,17 @@ using PB = insecure_ternary_n1_ci;  // "other parameters"
 namespace {
 
 struct Fixture {
-  Client<PA> client;
+  Client<PA> client{test_seed("malformed fixture client")};
   Server<PA> server{2};
   std::vector<std::uint8_t> ppb, query, resp;
   std::vector<std::uint8_t> records;
   Fixture() {
-    Csprng rng;
+    Csprng rng = test_rng("malformed fixture");
     records.resize(PA::num_records * PA::record_size);
     rng.fill(records.data(), records.size());
     server.load_records(records.data(), PA::num_records, PA::record_size);
     ppb = client.public_params();
-    query = client.query(5);
+    query = client.query(5, rng);
     resp = server.answer(PublicParams<PA>::load(ppb.data(), ppb.size()), query.data(), query.size());
   }
 };
@@ -83,7 +84,7 @@ TEST(Malformed, QueryTruncatedExtendedFlipped) {
   for (std::size_t i = 64; i < 64 + 7; ++i) big[i] = 0xff;
   expect_format_error([&] { f.server.answer(pp, big.data(), big.size()); }, "coefficient >= q");
   // payload flips: either still a valid query (answered, wrong item) or rejected; never a crash
-  Csprng rng;
+  Csprng rng = test_rng_here();
   for (int t = 0; t < 5; ++t) {
     auto q = f.query;
     q[32 + rng.uniform_mod(q.size() - 32)] ^= static_cast<std::uint8_t>(1u << rng.uniform_mod(8));
@@ -98,8 +99,9 @@ TEST(Malformed, QueryTruncatedExtendedFlipped) {
 
 TEST(Malformed, QueryUnderOtherParams) {
   auto& f = fx();
-  Client<PB> other;
-  const auto q = other.query(3);
+  Client<PB> other(test_seed_here("other client"));
+  Csprng rng = test_rng_here();
+  const auto q = other.query(3, rng);
   const auto pp = PublicParams<PA>::load(f.ppb.data(), f.ppb.size());
   EXPECT_THROW(f.server.answer(pp, q.data(), q.size()), ParamsMismatchError);
   const auto ppo = other.public_params();

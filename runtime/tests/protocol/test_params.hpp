@@ -74,4 +74,19 @@ struct insecure_large_p_ci : insecure_spiral_2e20x256b {
   static constexpr std::uint64_t db_item_size = 24576, num_records = 30, record_size = 24576;
 };
 
+/// nu_2 = 0: no folding at all (the first dimension's output is the answer), n = 2.
+struct insecure_nu2_zero_ci : insecure_spiral_2e20x256b {
+  static constexpr unsigned nu_1 = 4, nu_2 = 0;
+  static constexpr std::uint64_t num_records = 100;
+};
+/// Records shorter than the item (200 of 256 bytes): the record array's stride differs from the
+/// plaintext's item stride, several items per plaintext.
+struct insecure_short_records_ci : insecure_spiral_2e20x256b_ci {
+  static constexpr std::uint64_t num_records = 1500, record_size = 200;
+};
+/// Records shorter than the item over several instances (100000 of 102400 bytes, 12 instances).
+struct insecure_short_records_multi_ci : insecure_spiral_2e14x100kb_ci {
+  static constexpr std::uint64_t record_size = 100000;
+};
+
 }  // namespace spiralpir::testing

@@ -8,6 +8,7 @@
 #include "spiralpir/spiral/service.hpp"
 #include "spiralpir/testing/bench_driver.hpp"
 #include "spiralpir/testing/noise.hpp"
+#include "spiralpir/testing/gtest_seed.hpp"
 #include "test_params.hpp"
 
 using namespace spiralpir;
@@ -74,16 +75,16 @@ struct PlaintextChecker : NoiseMeter<P> {
 template <class P>
 void stage_by_stage() {
   using D = Derived<P>;
-  Csprng rng;
+  Csprng rng = test_rng_here();
   std::vector<std::uint8_t> recs(P::num_records * P::record_size);
   rng.fill(recs.data(), recs.size());
   Server<P> server(2);
   server.load_records(recs.data(), P::num_records, P::record_size);
-  Client<P> client;
+  Client<P> client(test_seed_here("client"));
   const auto ppb = client.public_params();
   const auto pp = PublicParams<P>::load(ppb.data(), ppb.size());
   const std::uint64_t idx = rng.uniform_mod(P::num_records);
-  const auto q = client.query(idx);
+  const auto q = client.query(idx, rng);
   PlaintextChecker<P> chk(client.comp(), idx, recs);
   const auto resp = server.answer(pp, q.data(), q.size(), nullptr, &chk);
   chk.on_response(resp.data(), resp.size());
@@ -115,15 +116,15 @@ TEST(Stages, SlowDecryptToExpectedTernaryN1) { stage_by_stage<insecure_ternary_n
 
 TEST(Stages, SlowWrongIndexGivesOtherRecord) {
   using P = insecure_spiral_2e20x256b_ci;
-  Csprng rng;
+  Csprng rng = test_rng_here();
   std::vector<std::uint8_t> recs(P::num_records * P::record_size);
   rng.fill(recs.data(), recs.size());
   Server<P> server(1);
   server.load_records(recs.data(), P::num_records, P::record_size);
-  Client<P> client;
+  Client<P> client(test_seed_here("client"));
   const auto ppb = client.public_params();
   const auto pp = PublicParams<P>::load(ppb.data(), ppb.size());
-  const auto q = client.query(100);
+  const auto q = client.query(100, rng);
   const auto resp = server.answer(pp, q.data(), q.size());
   std::vector<std::uint8_t> out(P::record_size);
   client.decode(101, resp.data(), resp.size(), out.data(), out.size());  // same plaintext, other slot
@@ -131,22 +132,22 @@ TEST(Stages, SlowWrongIndexGivesOtherRecord) {
   client.decode(100, resp.data(), resp.size(), out.data(), out.size());
   EXPECT_EQ(0, std::memcmp(out.data(), recs.data() + 100 * P::record_size, P::record_size));
   // another client's secret cannot decode it
-  Client<P> other;
+  Client<P> other(test_seed_here("other client"));
   other.decode(100, resp.data(), resp.size(), out.data(), out.size());
   EXPECT_NE(0, std::memcmp(out.data(), recs.data() + 100 * P::record_size, P::record_size));
 }
 
 TEST(Stages, SameAnswerAtAnyThreadCount) {
   using P = insecure_spiral_2e14x100kb_ci;
-  Csprng rng;
+  Csprng rng = test_rng_here();
   std::vector<std::uint8_t> recs(P::num_records * P::record_size);
   rng.fill(recs.data(), recs.size());
   Server<P> server(1);
   server.load_records(recs.data(), P::num_records, P::record_size);
-  Client<P> client;
+  Client<P> client(test_seed_here("client"));
   const auto ppb = client.public_params();
   const auto pp = PublicParams<P>::load(ppb.data(), ppb.size(), 3);
-  const auto q = client.query(3);
+  const auto q = client.query(3, rng);
   const auto r1 = server.answer(pp, q.data(), q.size());
   server.set_threads(2);
   const auto r2 = server.answer(pp, q.data(), q.size());
@@ -170,7 +171,7 @@ TEST(Stages, CApiEndToEnd) {
   r2test_free(buf);
   void* s = nullptr;
   ASSERT_EQ(r2test_server_new(2, &s), 0);
-  Csprng rng;
+  Csprng rng = test_rng_here();
   std::vector<std::uint8_t> recs(P::num_records * 100);
   rng.fill(recs.data(), recs.size());
   std::uint64_t last_done = 0, last_total = 0;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "spiralpir/spiral/service.hpp"
+#include "spiralpir/testing/gtest_seed.hpp"
 #include "test_params.hpp"
 
 using namespace spiralpir;
@@ -85,7 +86,7 @@ rlwe::Pc<R> random_poly(Csprng& g) {
 
 template <class R>
 void residue_decomposition_matches(unsigned bits, unsigned t) {
-  Csprng g;
+  Csprng g = test_rng_here();
   const auto x = random_poly<R>(g);
   const auto whole = gadget_decompose_ntt<R>(x, bits, t);
   for (std::size_t i = 0; i < R::num_primes; ++i) {
@@ -111,7 +112,7 @@ TEST(Residues, DecompositionOfOneResidueEqualsTheWholeOne) {
 
 TEST(Residues, DotOfOneResidueEqualsDotMulti) {
   using R = spiral_ring;
-  Csprng g;
+  Csprng g = test_rng_here();
   for (std::size_t K : {std::size_t{3}, std::size_t{56}, max_lazy_terms<R>() + 5}) {
     std::vector<rlwe::Pn<R>> dig(K), key(2 * K);
     for (auto& d : dig) d = to_ntt(random_poly<R>(g));
@@ -141,7 +142,7 @@ void stages_identical_at_any_thread_count() {
   using S = ServerStages<P>;
   using R = typename P::ring;
   using MatN = rlwe::MatN<R>;
-  Csprng rng;
+  Csprng rng = test_rng_here();
   std::vector<std::uint8_t> recs(P::num_records * P::record_size);
   rng.fill(recs.data(), recs.size());
   Database<P> db;

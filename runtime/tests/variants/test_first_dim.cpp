@@ -16,6 +16,7 @@
 
 #include "spiralpir/spiral/first_dim.hpp"
 #include "spiralpir/arith/random.hpp"
+#include "spiralpir/testing/gtest_seed.hpp"
 #include "../protocol/test_params.hpp"
 
 namespace spiralpir {
@@ -49,10 +50,9 @@ struct Case {
   using MatN = rlwe::MatN<R>;
   static constexpr std::size_t I = FD::I, J = FD::J, n = P::n, inst = Derived<P>::instances;
 
-  Seed seed{};
+  Seed seed = testing::test_seed_here("case");
   std::vector<MatN> q;
   Case() {
-    os_entropy(seed.data(), seed.size());
     Csprng rng(seed, 1);
     for (std::size_t i = 0; i < I; ++i) {
       MatN m(n + 1, n);
@@ -204,7 +204,7 @@ TEST(FirstDim, WorstCaseLazyBound) {
 template <SpiralParams P>
 void check_final_reduction(const char* name) {
   using FD = FirstDim<P>;
-  Csprng rng(Seed{}, 7);
+  Csprng rng(testing::test_seed_here("rng"), 7);
   for (std::size_t prime = 0; prime < P::ring::num_primes; ++prime) {
     const std::uint64_t p = P::ring::primes[prime], top = ~std::uint64_t{0};
     std::vector<std::uint64_t> xs = {0, 1, p - 1, p, p + 1, 2 * p - 1, 2 * p, 0xffffffffULL, 0x100000000ULL,

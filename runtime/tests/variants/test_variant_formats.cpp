@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "spiralpir/spiral/capi.hpp"
+#include "spiralpir/testing/gtest_seed.hpp"
 #include "variant_params.hpp"
 
 using namespace spiralpir;
@@ -56,10 +57,10 @@ namespace {
 
 template <class P>
 struct Fixture {
-  Csprng rng;
+  Csprng rng = test_rng_here("fixture");
   std::vector<std::uint8_t> recs;
   Server<P> server{2};
-  Client<P> client;
+  Client<P> client{test_seed_here("client")};
   std::vector<std::uint8_t> ppb;
   PublicParams<P> pp;
   Fixture() {
@@ -86,7 +87,7 @@ void run_malformed() {
   using D = Derived<P>;
   Fixture<P> fx;
   const std::uint64_t idx = fx.rng.uniform_mod(P::num_records);
-  const auto qb = fx.client.query(idx);
+  const auto qb = fx.client.query(idx, fx.rng);
   const auto resp = fx.server.answer(fx.pp, qb.data(), qb.size());
   // truncations of every object
   for (std::size_t cut : {std::size_t{0}, std::size_t{10}, std::size_t{31}, std::size_t{32}, qb.size() / 2, qb.size() - 1}) {
@@ -134,8 +135,8 @@ void run_malformed() {
 template <class P, class Q>
 void run_foreign() {
   Fixture<P> fx;
-  Client<Q> other;
-  const auto q_other = other.query(1);
+  Client<Q> other(test_seed_here("other client"));
+  const auto q_other = other.query(1, fx.rng);
   const std::string e = error_of([&] { fx.server.answer(fx.pp, q_other.data(), q_other.size()); });
   EXPECT_NE(e.find("other parameters"), std::string::npos) << e;
   const auto pp_other = other.public_params();
@@ -153,7 +154,7 @@ void run_save_map() {
   Server<P> s2(1);
   s2.map_db(path);
   const std::uint64_t idx = fx.rng.uniform_mod(P::num_records);
-  const auto qb = fx.client.query(idx);
+  const auto qb = fx.client.query(idx, fx.rng);
   const auto r1 = fx.server.answer(fx.pp, qb.data(), qb.size());
   const auto r2 = s2.answer(fx.pp, qb.data(), qb.size());
   EXPECT_EQ(r1, r2);
@@ -185,7 +186,7 @@ TEST(VariantCApi, StreamPackRoundTripAndStreaming) {
   void* prepared = nullptr;
   ASSERT_EQ(vtest_sp_client_new(nullptr, &client), 0);
   ASSERT_EQ(vtest_sp_server_new(2, &server), 0);
-  Csprng rng;
+  Csprng rng = test_rng_here();
   std::vector<std::uint8_t> recs(P::num_records * P::record_size);
   rng.fill(recs.data(), recs.size());
   ASSERT_EQ(vtest_sp_server_load_records(server, recs.data(), P::num_records, P::record_size, nullptr, nullptr), 0);

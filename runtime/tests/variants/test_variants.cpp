@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "spiralpir/spiral/service.hpp"
+#include "spiralpir/testing/bench_driver.hpp"
 #include "spiralpir/testing/noise.hpp"
+#include "spiralpir/testing/gtest_seed.hpp"
 #include "variant_params.hpp"
 
 using namespace spiralpir;
@@ -35,17 +37,17 @@ std::vector<std::uint8_t> expected_item(const std::vector<std::uint8_t>& recs, s
 template <class P>
 void run_end_to_end(int queries) {
   using D = Derived<P>;
-  Csprng rng;
+  Csprng rng = test_rng_here();
   const auto recs = random_records<P>(rng, P::num_records);
   Server<P> server(2);
   server.load_records(recs.data(), P::num_records, P::record_size);
-  Client<P> client;
+  Client<P> client(test_seed_here("client"));
   const auto ppb = client.public_params();
   ASSERT_EQ(ppb.size(), D::public_params_bytes);
   server.set_public_params("alice", PublicParams<P>::load(ppb.data(), ppb.size(), 2));
   for (int t = 0; t < queries; ++t) {
     const std::uint64_t idx = rng.uniform_mod(P::num_records);
-    const auto qb = client.query(idx);
+    const auto qb = client.query(idx, rng);
     ASSERT_EQ(qb.size(), D::query_bytes);
     server.set_threads(t % 2 ? 2 : 1);
     double st[kNumStages] = {};
@@ -61,26 +63,33 @@ void run_end_to_end(int queries) {
       EXPECT_EQ(resp, resp2) << "answer differs between 1 and 2 threads";
     }
   }
-  // a client restored from its saved state decodes the same way
+  // a client restored from its saved state (and nothing else: the original is gone) has the same
+  // keys: it publishes the same public parameters, its query is answered under the original's
+  // uploaded ones, and it decodes that answer itself
   const auto state = client.save();
-  auto restored = Client<P>::load(state.data(), state.size());
+  const auto restored = Client<P>::load(state.data(), state.size());
+  EXPECT_EQ(restored.public_params(), ppb);
   const std::uint64_t idx = rng.uniform_mod(P::num_records);
-  const auto qb = restored.query(idx);
+  const auto qb = restored.query(idx, rng);
   const auto resp = server.answer("alice", qb.data(), qb.size());
   std::vector<std::uint8_t> out(P::record_size);
-  client.decode(idx, resp.data(), resp.size(), out.data(), out.size());
-  EXPECT_EQ(out, expected_item<P>(recs, idx));
+  restored.decode(idx, resp.data(), resp.size(), out.data(), out.size());
+  EXPECT_EQ(out, expected_item<P>(recs, idx)) << "restored client, index " << idx;
+  // and a client with other keys does not
+  const Client<P> stranger(test_seed_here("other client"));
+  stranger.decode(idx, resp.data(), resp.size(), out.data(), out.size());
+  EXPECT_NE(out, expected_item<P>(recs, idx)) << "a client with other keys decoded index " << idx;
 }
 
 /// Streaming: one query prepared once answers a sequence of databases.
 template <class P>
 void run_streaming(int blocks) {
-  Csprng rng;
-  Client<P> client;
+  Csprng rng = test_rng_here();
+  Client<P> client(test_seed_here("client"));
   const auto ppb = client.public_params();
   const auto pp = PublicParams<P>::load(ppb.data(), ppb.size(), 2);
   const std::uint64_t idx = rng.uniform_mod(P::num_records);
-  const auto qb = client.query(idx);
+  const auto qb = client.query(idx, rng);
   Server<P> server(2);
   std::vector<std::uint8_t> recs = random_records<P>(rng, P::num_records);
   server.load_records(recs.data(), P::num_records, P::record_size);
@@ -111,15 +120,15 @@ void run_noise() {
   using V = VariantOf<P>;
   using C = typename V::Comp;
   using D = Derived<P>;
-  Csprng rng;
+  Csprng rng = test_rng_here();
   const auto recs = random_records<P>(rng, P::num_records);
   Server<P> server(2);
   server.load_records(recs.data(), P::num_records, P::record_size);
-  Client<P> client;
+  Client<P> client(test_seed_here("client"));
   const auto ppb = client.public_params();
   const auto pp = PublicParams<P>::load(ppb.data(), ppb.size(), 2);
   const std::uint64_t idx = rng.uniform_mod(P::num_records);
-  const auto qb = client.query(idx);
+  const auto qb = client.query(idx, rng);
   NoiseMeter<C> meter(client.comp(), V::comp_item(idx));
   const auto pq = server.prepare(pp, qb.data(), qb.size(), &meter);
   std::vector<rlwe::MatN<typename P::ring>> packed;
@@ -162,7 +171,34 @@ void run_noise() {
   }
 }
 
+/// The bench driver (its own record oracle, bench_records.hpp) on P: every decoded record right,
+/// on the full database and on an implicit one (a tiny memory budget keeps one physical
+/// instance, so a multi-instance or pack database repeats its first sub-database).
+template <class P>
+void run_bench_driver() {
+  for (const bool implicit : {false, true}) {
+    std::vector<const char*> args = {"bench", "--threads", "2", "--trials", "2", "--json"};
+    if (implicit) args.insert(args.end(), {"--implicit-db", "--max-db-gib", "1e-9"});
+    ::testing::internal::CaptureStdout();
+    ::testing::internal::CaptureStderr();
+    const int rc = run_bench<P>(static_cast<int>(args.size()), const_cast<char**>(args.data()));
+    const std::string out = ::testing::internal::GetCapturedStdout();
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(rc, 0) << err;
+    EXPECT_NE(out.find("\"correct\":true"), std::string::npos) << (implicit ? "implicit: " : "") << out << err;
+    const bool is_implicit = Derived<typename VariantOf<P>::Comp>::instances > 1 && implicit;
+    EXPECT_NE(out.find(is_implicit ? "\"implicit_db\":true" : "\"implicit_db\":false"), std::string::npos) << out;
+  }
+}
+
 }  // namespace
+
+TEST(BenchDriver, Stream) { run_bench_driver<insecure_stream_2e20x256b_ci>(); }
+TEST(BenchDriver, PackN3) { run_bench_driver<insecure_pack_n3_ci>(); }
+TEST(BenchDriver, StreamPackShortRecords) { run_bench_driver<insecure_streampack_short_records_ci>(); }
+TEST(BenchDriver, StreamOverInstances) { run_bench_driver<insecure_stream_2e14x100kb_ci>(); }
+TEST(BenchDriver, PackShortRecordsOverInstances) { run_bench_driver<insecure_pack_short_records_multi_ci>(); }
+TEST(BenchDriver, StreamPackNu2Zero) { run_bench_driver<insecure_streampack_nu2_zero_ci>(); }
 
 TEST(Variants, Stream2e20x256b) { run_end_to_end<insecure_stream_2e20x256b_ci>(3); }
 TEST(Variants, Pack2e20x256b) { run_end_to_end<insecure_pack_2e20x256b_ci>(3); }
@@ -173,6 +209,17 @@ TEST(Variants, Stream2e14x100kb) { run_end_to_end<insecure_stream_2e14x100kb_ci>
 TEST(Variants, PackN3Ternary) { run_end_to_end<insecure_pack_n3_ci>(2); }
 TEST(Variants, StreamN1Ternary) { run_end_to_end<insecure_stream_n1_ci>(3); }
 TEST(Variants, StreamPackLargePlaintextModulus) { run_end_to_end<insecure_streampack_large_p_ci>(2); }
+
+// shape classes the optimizer may emit, in every variant: no folding (nu_2 = 0), records shorter
+// than the item, both over several instances
+TEST(Variants, StreamNu2Zero) { run_end_to_end<insecure_stream_nu2_zero_ci>(2); }
+TEST(Variants, PackNu2Zero) { run_end_to_end<insecure_pack_nu2_zero_ci>(2); }
+TEST(Variants, StreamPackNu2Zero) { run_end_to_end<insecure_streampack_nu2_zero_ci>(2); }
+TEST(Variants, StreamShortRecords) { run_end_to_end<insecure_stream_short_records_ci>(2); }
+TEST(Variants, PackShortRecords) { run_end_to_end<insecure_pack_short_records_ci>(2); }
+TEST(Variants, StreamPackShortRecords) { run_end_to_end<insecure_streampack_short_records_ci>(2); }
+TEST(Variants, PackShortRecordsOverInstances) { run_end_to_end<insecure_pack_short_records_multi_ci>(1); }
+TEST(Variants, StreamPackShortRecordsOverInstances) { run_end_to_end<insecure_streampack_short_records_multi_ci>(1); }
 
 TEST(Streaming, Vanilla) { run_streaming<insecure_spiral_2e20x256b_ci>(3); }
 TEST(Streaming, Stream) { run_streaming<insecure_stream_2e20x256b_ci>(3); }

@@ -43,4 +43,18 @@ struct insecure_streampack_large_p_ci : insecure_large_p_ci {
   static constexpr Variant variant = Variant::stream_pack;
 };
 
+/// every variant at nu_2 = 0 and with records shorter than the item (../protocol/test_params.hpp)
+template <class Base, Variant v>
+struct as_variant : Base {
+  static constexpr Variant variant = v;
+};
+using insecure_stream_nu2_zero_ci = as_variant<insecure_nu2_zero_ci, Variant::stream>;
+using insecure_pack_nu2_zero_ci = as_variant<insecure_nu2_zero_ci, Variant::pack>;
+using insecure_streampack_nu2_zero_ci = as_variant<insecure_nu2_zero_ci, Variant::stream_pack>;
+using insecure_stream_short_records_ci = as_variant<insecure_short_records_ci, Variant::stream>;
+using insecure_pack_short_records_ci = as_variant<insecure_short_records_ci, Variant::pack>;
+using insecure_streampack_short_records_ci = as_variant<insecure_short_records_ci, Variant::stream_pack>;
+using insecure_pack_short_records_multi_ci = as_variant<insecure_short_records_multi_ci, Variant::pack>;
+using insecure_streampack_short_records_multi_ci = as_variant<insecure_short_records_multi_ci, Variant::stream_pack>;
+
 }  // namespace spiralpir::testing

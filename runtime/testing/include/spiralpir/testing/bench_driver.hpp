@@ -10,9 +10,11 @@
 //   --implicit-db   force SPIRAL's implicit-database convention; it is used automatically when
 //                   the preprocessed database would exceed --max-db-gib (default 8)
 //   --max-db-gib G  memory budget for the preprocessed database
-// The database is random (every plaintext of the computation's shape filled from a CSPRNG; pack:
-// its sub-databases), indices are uniform in [0, records), and every decoded plaintext is checked
-// against the expected one.
+// The database is `records` random records of record_size bytes, laid out by the library's record
+// source; indices are uniform in [0, records), and every decoded record is checked against the
+// bytes at index·record_size of the records the database was built from (bench_records.hpp) —
+// never through the client's own index mapping. Randomness (records, keys, queries) comes from
+// SPIRALPIR_TEST_SEED or its fixed default (test_seed.hpp); a wrong record prints the seed.
 // JSON keys: correct, server_seconds, threads, stages{name: seconds} (expansion, conversion,
 // first_dimension, folding, modswitch — for pack variants modswitch includes the packing),
 // query_bytes, response_bytes, public_params_bytes, db_bytes, preprocessed_db_bytes,
@@ -41,8 +43,10 @@
 #include <vector>
 
 #include "spiralpir/spiral/service.hpp"
+#include "spiralpir/testing/bench_records.hpp"
 #include "spiralpir/testing/bench_report.hpp"
 #include "spiralpir/testing/noise.hpp"
+#include "spiralpir/testing/test_seed.hpp"
 
 namespace spiralpir {
 
@@ -78,16 +82,17 @@ struct CpuStageClock : StageObserver<P> {
 };
 
 /// The streaming measurement: prepare once, answer `trials` times with the prepared query; checks
-/// every decoded plaintext.
-template <SpiralParams P, class Expect>
+/// every decoded record.
+template <SpiralParams P>
 bench_detail::StreamingStats measure_streaming(const Server<P>& server, const PublicParams<P>& pp, Client<P>& client,
-                                               std::uint64_t records, unsigned trials, Csprng& rng, Expect&& expected) {
+                                               std::uint64_t records, unsigned trials, Csprng& rng,
+                                               const BenchRecords<P>& expected) {
   using C = typename VariantOf<P>::Comp;
   using clock = std::chrono::steady_clock;
   constexpr bool vanilla = P::variant == Variant::spiral;
   bench_detail::StreamingStats out;
   const std::uint64_t idx = rng.uniform_mod(records);
-  const auto qb = client.query(idx);
+  const auto qb = client.query(idx, rng);
   const auto t0 = clock::now();
   const PreparedQuery<P> pq = server.prepare(pp, qb.data(), qb.size());
   out.prepare = std::chrono::duration<double>(clock::now() - t0).count();
@@ -110,7 +115,7 @@ bench_detail::StreamingStats measure_streaming(const Server<P>& server, const Pu
     tot.push_back(std::chrono::duration<double>(clock::now() - a).count());
     cpu.push_back(bench_detail::process_cpu_seconds() - c0);
     for (int s = 0; s < 4; ++s) st[s].push_back(s4[s]);
-    out.correct = out.correct && client.decode_plaintexts(resp.data(), resp.size()) == expected(idx);
+    out.correct = expected.check(client, idx, resp) && out.correct;
   }
   out.per_db = bench_detail::median(tot);
   out.per_db_cpu = bench_detail::median(cpu);
@@ -120,12 +125,12 @@ bench_detail::StreamingStats measure_streaming(const Server<P>& server, const Pu
 }
 
 /// Per-stage noise of one query (the test-only hook; needs the client's secrets).
-template <SpiralParams P, class Expect>
+template <SpiralParams P>
 std::vector<std::pair<std::string, NoiseStat>> measure_noise(const Server<P>& server, const PublicParams<P>& pp,
-                                                             Client<P>& client, std::uint64_t idx, bool& correct,
-                                                             Expect&& expected) {
+                                                             Client<P>& client, std::uint64_t idx, Csprng& rng,
+                                                             bool& correct, const BenchRecords<P>& expected) {
   using V = VariantOf<P>;
-  const auto qb = client.query(idx);
+  const auto qb = client.query(idx, rng);
   NoiseMeter<typename V::Comp> meter(client.comp(), V::comp_item(idx));
   const auto pq = server.prepare(pp, qb.data(), qb.size(), &meter);
   std::vector<rlwe::MatN<typename P::ring>> finals;
@@ -138,7 +143,7 @@ std::vector<std::pair<std::string, NoiseStat>> measure_noise(const Server<P>& se
   }
   outer.on_response(resp.data(), resp.size());
   noise.emplace_back("modswitch", outer.results().back().second);
-  correct = correct && client.decode_plaintexts(resp.data(), resp.size()) == expected(idx);
+  correct = expected.check(client, idx, resp) && correct;
   return noise;
 }
 
@@ -168,38 +173,23 @@ int run_bench(int argc, char** argv) {
       phys_inst = l.phys_inst;
       phys_j = l.phys_j;
     }
-    Seed data_seed;
-    os_entropy(data_seed.data(), data_seed.size());
-    auto source = [&](std::uint64_t inst, std::uint64_t pt, std::uint8_t* out) {
-      Csprng g(data_seed, inst * D::num_pts + pt);
-      g.fill(out, DB::pt_bytes);
-    };
+    BenchRecords<P> db_records(testing::test_seed("bench records"), records);
     Server<P> server(threads);
     const auto tb0 = clock::now();
-    server.database().build(source, records, threads, phys_inst, phys_j);
+    server.database().build(V::comp_source(db_records.source()), records, threads, phys_inst, phys_j);
     const double db_build = secs(tb0, clock::now());
+    db_records.served_by(server.database());
 
     // client
     const auto t0 = clock::now();
-    Client<P> client;
+    Client<P> client(testing::test_seed("bench client"));
     const auto t1 = clock::now();
     const auto ppb = client.public_params();
     const auto t2 = clock::now();
     const auto pp = PublicParams<P>::load(ppb.data(), ppb.size(), threads);
     const auto t3 = clock::now();
 
-    // P's plaintexts of an item = C's computation plaintexts concatenated (instance-major; for
-    // pack the n² sub-databases of an instance are its matrix entries in order)
-    auto expected_pts = [&](std::uint64_t item) {
-      const auto loc = ItemLocation<C>::of(V::comp_item(item));
-      std::vector<std::uint8_t> e(DB::D::instances * DB::pt_bytes);
-      const std::uint64_t pj = loc.j % server.database().phys_j();
-      for (std::size_t inst = 0; inst < DB::D::instances; ++inst)
-        source(inst % server.database().phys_instances(), loc.i * DB::J + pj, e.data() + inst * DB::pt_bytes);
-      return e;
-    };
-
-    Csprng rng;
+    Csprng rng = testing::test_rng("bench queries");
     std::vector<double> total, q_t, d_t, cpu_t;
     std::vector<std::vector<double>> stage(kNumStages), stage_cpu(kNumStages);
     bool correct = true;
@@ -207,7 +197,7 @@ int run_bench(int argc, char** argv) {
     for (unsigned t = 0; t < opt.trials; ++t) {
       const std::uint64_t idx = rng.uniform_mod(records);
       const auto a = clock::now();
-      const auto qb = client.query(idx);
+      const auto qb = client.query(idx, rng);
       const auto b = clock::now();
       double st[kNumStages] = {};
       CpuStageClock<C> cpu_clock;
@@ -220,9 +210,10 @@ int run_bench(int argc, char** argv) {
         const auto cs = cpu_clock.stages(cpu_end);
         for (std::size_t s = 0; s < kNumStages; ++s) stage_cpu[s].push_back(cs[s]);
       }
-      const auto pts = client.decode_plaintexts(resp.data(), resp.size());
+      std::vector<std::uint8_t> rec(P::record_size);
+      client.decode(idx, resp.data(), resp.size(), rec.data(), rec.size());
       const auto e = clock::now();
-      correct = correct && pts == expected_pts(idx);
+      correct = db_records.matches(idx, rec) && correct;
       q_t.push_back(secs(a, b));
       total.push_back(secs(b, c));
       d_t.push_back(secs(c, e));
@@ -231,11 +222,17 @@ int run_bench(int argc, char** argv) {
       rbytes = resp.size();
     }
     const bench_detail::StreamingStats stream =
-        measure_streaming<P>(server, pp, client, records, opt.trials, rng, expected_pts);
+        measure_streaming<P>(server, pp, client, records, opt.trials, rng, db_records);
     correct = correct && stream.correct;
 
     std::vector<std::pair<std::string, NoiseStat>> noise;
-    if (opt.noise) noise = measure_noise<P>(server, pp, client, rng.uniform_mod(records), correct, expected_pts);
+    if (opt.noise) {
+      const std::uint64_t idx = rng.uniform_mod(records);
+      noise = measure_noise<P>(server, pp, client, idx, rng, correct, db_records);
+    }
+    if (!correct)
+      std::fprintf(stderr, "bench: a decoded record differs from the database (SPIRALPIR_TEST_SEED=%llu)\n",
+                   static_cast<unsigned long long>(testing::test_seed_value()));
 
     bench_detail::Report r;
     r.correct = correct;
