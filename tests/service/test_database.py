@@ -14,8 +14,8 @@ from spiralpir.optimizer.service import records as database
 from spiralpir.optimizer.service import sample_db as sampledb
 
 
-def test_binary_records(tmp_path: Path) -> None:
-    data = random.randbytes(24 * 10)
+def test_binary_records(tmp_path: Path, rng: random.Random) -> None:
+    data = rng.randbytes(24 * 10)
     (tmp_path / "db.bin").write_bytes(data)
     recs = database.read_records(tmp_path / "db.bin", planned_size=32, record_size=24)
     assert (recs.num_records, recs.record_size) == (10, 24)
@@ -64,9 +64,9 @@ def test_shape_mismatch_names_both_shapes(tmp_path: Path) -> None:
     assert "5 records x 64 bytes" in msg and "4 records x 32 bytes" in msg and "demo" in msg
 
 
-def test_sample_db_is_deterministic(tmp_path: Path) -> None:
+def test_sample_db_is_deterministic(tmp_path: Path, rng: random.Random) -> None:
     path = sampledb.write_sample_db(tmp_path / "s.db")
     data = path.read_bytes()
     assert len(data) == sampledb.SAMPLE_RECORDS * sampledb.SAMPLE_RECORD_SIZE
-    i = random.randrange(sampledb.SAMPLE_RECORDS)
+    i = rng.randrange(sampledb.SAMPLE_RECORDS)
     assert data[32 * i : 32 * (i + 1)] == hashlib.sha256(i.to_bytes(8, "big")).digest()
