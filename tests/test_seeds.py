@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-TESTS = Path(__file__).resolve().parents[1]
+TESTS = Path(__file__).resolve().parent
 # the global generator, an OS seed, hash() (randomised per process), numpy's global state
 UNSEEDED = re.compile(
     r"(?<![\w.])random\.(random|randint|randrange|randbytes|choice|choices|sample|shuffle|"
