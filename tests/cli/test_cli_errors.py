@@ -119,10 +119,12 @@ def test_every_command_has_error_cases() -> None:
     assert {args[0] for args, _ in CASES} >= set(COMMANDS)
 
 
-def test_plan_prices_of_zero_are_prices(monkeypatch: pytest.MonkeyPatch,
-                                        capsys: pytest.CaptureFixture[str]) -> None:
-    """--cpu-price 0 used to fall back to the default price (0 is falsy)."""
-    free = run_cli(monkeypatch, capsys, "plan", "--records", "2^12", "--record-size", "64",
-                   "--cpu-price", "0", "--egress-price", "0", "--json")
-    assert free.code == 0, free.err
-    assert json.loads(free.out)["estimate"]["dollars_per_query"] == 0.0
+def test_plan_cpu_price_of_zero_is_a_price(monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """--cpu-price 0 used to fall back to the default price (0 is falsy): the dollars are then
+    the egress alone."""
+    res = run_cli(monkeypatch, capsys, "plan", "--records", "2^12", "--record-size", "64",
+                  "--cpu-price", "0", "--egress-price", "0.5", "--json")
+    assert res.code == 0, res.err
+    e = json.loads(res.out)["estimate"]
+    assert e["dollars_per_query"] == pytest.approx(e["response_bytes"] * 0.5 / 1e9, rel=1e-12)
