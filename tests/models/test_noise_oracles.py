@@ -93,7 +93,7 @@ def test_failure_law_equals_monte_carlo(np_rng: np.random.Generator) -> None:
     assert second == pytest.approx(noise.modswitch_error_sq(sigma), rel=0.01)
 
 
-@pytest.mark.parametrize("log2_p", [-20, -40, -64, -128, -300])
+@pytest.mark.parametrize("log2_p", [-20, -40, -52, -64, -128, -300])
 def test_failure_law_in_the_far_tail(log2_p: float) -> None:
     """Where the planner works (2^-40 per response and below) the law is ∫ Q(x/σ) over
     [1−ε, 3−ε]: computed here in log space (scipy's log_ndtr), relative to the lower end."""
@@ -109,7 +109,15 @@ def test_failure_law_in_the_far_tail(log2_p: float) -> None:
     from scipy.optimize import brentq
 
     sigma = brentq(lambda s: log2_law(s) - log2_p, 0.01, 3.0, xtol=1e-14)
-    assert noise.log2_coeff_failure(sigma, eps) == pytest.approx(log2_p, abs=0.01)
+    assert noise.log2_coeff_failure(sigma, eps) == pytest.approx(log2_p, abs=1e-3)
+
+
+def test_noiseless_coefficients_never_fail() -> None:
+    assert noise.log2_coeff_failure(0.0) == -math.inf
+    assert noise.modswitch_error_sq(0.0) == 0.0
+    # the default offset is the model's floor 2^-8 (stage_variances and the planner's)
+    assert noise.max_gaussian_variance(2048) == noise.max_gaussian_variance(2048, -40.0, 2**-8)
+    assert noise.log2_coeff_failure(0.4) == noise.log2_coeff_failure(0.4, 2**-8)
 
 
 def test_union_budget_inverts_the_law() -> None:
