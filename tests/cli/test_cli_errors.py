@@ -128,3 +128,9 @@ def test_plan_cpu_price_of_zero_is_a_price(monkeypatch: pytest.MonkeyPatch,
     assert res.code == 0, res.err
     e = json.loads(res.out)["estimate"]
     assert e["dollars_per_query"] == pytest.approx(e["response_bytes"] * 0.5 / 1e9, rel=1e-12)
+
+
+def test_bare_command_prints_the_help(monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    res = run_cli(monkeypatch, capsys)
+    assert res.code == 2 and "Usage: spiralpir" in res.err and "Commands:" in res.err
