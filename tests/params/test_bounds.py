@@ -4,17 +4,20 @@ protocol's: a bound that drifts by one either way fails here)."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.params.paper import PAPER_EXAMPLE
 from spiralpir.optimizer.params.parameters import Parameters, ceil_log2, layout
+from spiralpir.optimizer.params.primes import find_q2
 
 PRIMES_31 = [2147565569, 2147573761, 2147577857]  # ≡ 1 mod 4096, just above 2^31
 PRIMES_30 = [536903681, 536924161, 536952833, 536973313]  # ≡ 1 mod 4096, just above 2^29
 PRIMES_29 = [536813569, 536752129]  # ≡ 1 mod 4096, just below 2^29
 PRIME_33 = 4294991873  # ≡ 1 mod 4096, above 2^32
+Q2_20 = find_q2(20, 2048)  # a one-prime q equal to the q2 of q2_bits = 20
 
 
 def _lit(**changes: Any) -> dict[str, Any]:
@@ -51,6 +54,11 @@ EDGES: list[tuple[str, dict[str, Any], dict[str, Any], str]] = [
     ("primes below 2^32", _lit(moduli=[PRIMES_31[0]], p=4, q2_bits=20, t_exp_right=32,
                                records=4096),
      _lit(moduli=[PRIME_33], p=4, q2_bits=20, t_exp_right=32, records=4096), "moduli"),
+    ("n <= lazy_terms", _lit(moduli=[PRIMES_31[0]], n=3, p=4, q2_bits=20, t_exp_right=32,
+                             records=4096),
+     _lit(moduli=[PRIMES_31[0]], n=4, p=4, q2_bits=20, t_exp_right=32, records=4096), "'n'"),
+    ("q2 < q", _lit(moduli=[Q2_20], p=4, q2_bits=19, t_exp_right=20, records=4096),
+     _lit(moduli=[Q2_20], p=4, q2_bits=20, t_exp_right=20, records=4096), "q2_bits"),
     ("gadget length <= ceil(log2 q)", _lit(t_exp_right=56), _lit(t_exp_right=57),
      "t_exp_right"),
     ("gadget length >= 1", _lit(t_conv=1), _lit(t_conv=0), "t_conv"),
@@ -123,3 +131,29 @@ def test_literal_types_are_checked() -> None:
             Parameters.from_literal(_lit(**{field: value}))
     with pytest.raises(SpiralpirError, match="JSON object"):
         Parameters.from_literal([1, 2])  # type: ignore[arg-type]
+
+
+def test_derived_values_by_their_definitions() -> None:
+    """rounds_right: the smallest R' with 2^(R'−1) ≥ the GSW digits (one round for ≤ 1); delta
+    = ⌊q/p⌋; items per plaintext; an immutable, implemented set; replace() re-derives the
+    layout."""
+    for nu_2, t_gsw in ((0, 1), (1, 1), (1, 2), (1, 3), (2, 2), (1, 5), (3, 3)):
+        p = Parameters.from_literal(_lit(nu_2=nu_2, t_gsw=t_gsw, records=4096))
+        g = nu_2 * t_gsw
+        want = next(r for r in range(1, 20) if 2 ** (r - 1) >= max(g, 1))
+        assert p.rounds_right == want, (nu_2, t_gsw)
+    p = Parameters.from_literal(PAPER_EXAMPLE)
+    assert p.delta * p.p <= p.q < (p.delta + 1) * p.p
+    assert p.items_per_pt * 8 * p.db_item_size <= p.pt_bits < (p.items_per_pt + 1) * 8 * (
+        p.db_item_size)
+    assert p.implemented
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        p.n = 3  # type: ignore[misc]
+    big = p.replace(record_size=100_000, records=4096)
+    assert (big.instances, big.db_item_size) == (layout(100_000, 2, 256, 2048)[0], 100_000)
+    for field, value in (("n", 1), ("p", 2**16), ("poly_len", 4096)):
+        q = p.replace(**{field: value, "records": 4096})
+        want_inst, _, want_item = layout(q.record_size, q.n, q.p, q.poly_len)
+        assert (q.instances, q.db_item_size) == (want_inst, want_item), field
+    kept = p.replace(nu_2=5, records=4096)
+    assert (kept.instances, kept.db_item_size) == (p.instances, p.db_item_size)
