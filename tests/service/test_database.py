@@ -116,6 +116,10 @@ def test_preprocessed_cache_metadata(tmp_path: Path) -> None:
     assert not database.cache_matches(pre, {**meta, "fingerprint": "other"})
     Path(str(pre) + ".json").write_text("{broken")
     assert not database.cache_matches(pre, meta)
+    database.write_cache_meta(pre, meta)
+    pre.unlink()  # the side file without the database it describes
+    assert not database.cache_matches(pre, meta)
+    pre.write_bytes(b"x")
     assert sorted(p.name for p in tmp_path.iterdir()) == [pre.name, pre.name + ".json"]
 
 
@@ -133,7 +137,8 @@ def test_binary_errors(tmp_path: Path, content: bytes, needle: str) -> None:
 
 
 @pytest.mark.parametrize("line,needle", [
-    ('{"base64": "AA=E"}', "bad base64"), ('{"hex": "zz"}', "bad hex"), ("[1]", "JSON string"),
+    ('{"base64": "AA=E"}', "bad base64"), ('{"base64": "AAE=!"}', "bad base64"),
+    ('{"hex": "zz"}', "bad hex"), ("[1]", "JSON string"),
     ('{"text": 5}', "must be a string"), ('{"text": "a", "hex": "00"}', "one of"),
     ('{"blob": "00"}', "unknown key"),
 ])
@@ -153,3 +158,5 @@ def test_empty_variable_inputs(tmp_path: Path) -> None:
         database.read_records(tmp_path / "db.jsonl", planned_size=8, record_size=9)
     recs = database.read_records(tmp_path / "db.jsonl", planned_size=8, record_size=4)
     assert (recs.num_records, recs.record_size, recs.record(0)) == (1, 4, b"abc\0")
+    whole = database.read_records(tmp_path / "db.jsonl", planned_size=8, record_size=8)
+    assert whole.record(0) == b"abc" + bytes(5)  # the item size itself is allowed
