@@ -43,15 +43,15 @@ def format_report(name: str, r: dict[str, Any]) -> str:
 @click.command(name="bench")
 @click.argument("source_dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--build-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
-@click.option("--threads", type=int, default=None, help="Server threads (default: all cores).")
-@click.option("--trials", type=int, default=3, show_default=True, help="Queries to answer.")
+@click.option("--threads", type=click.IntRange(min=1), default=None,
+              help="Server threads (default: all cores).")
+@click.option("--trials", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Queries to answer.")
 @click.option("--ci", is_flag=True, help="Use the CI-sized twin (smaller database, same params).")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON report.")
 def bench(source_dir: Path, build_dir: Path | None, threads: int | None, trials: int, ci: bool,
           as_json: bool) -> None:
     """Answer TRIALS random queries on a random database of the build's shape; check them."""
-    if trials < 1:
-        raise SpiralpirError("--trials must be >= 1")
     inst = builder.build(source_dir, build_dir, show_progress=not as_json,
                          targets=["ci_bench" if ci else "bench"])
     report = run_bench(inst, threads=threads, trials=trials, ci=ci)

@@ -13,7 +13,8 @@ from spiralpir.optimizer.build import builder
 @click.argument("source_dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--build-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Build root (default build/spiralpir); the runtime build there is reused.")
-@click.option("--jobs", "-j", type=int, default=None, help="Parallel compile jobs.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
+              help="Parallel compile jobs.")
 @click.option("--avx512", is_flag=True,
               help="Compile the instance's protocol code for AVX-512 (the CPU must have it).")
 def build(source_dir: Path, build_dir: Path | None, jobs: int | None, avx512: bool) -> None:

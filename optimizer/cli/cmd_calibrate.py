@@ -179,6 +179,9 @@ def _calibrate(arith_bench: Path | None, arith_json: Path | None, arith_out: Pat
             report = json.loads(arith_json.read_text())
         except (OSError, json.JSONDecodeError) as exc:
             raise SpiralpirError(f"cannot read {arith_json}: {exc}") from exc
+        if not isinstance(report, dict) or not isinstance(report.get("benchmarks"), list):
+            raise SpiralpirError(f"{arith_json}: not a spiral_runtime_bench "
+                                 "--benchmark_format=json report (no 'benchmarks' list)")
         src = f"kernels: {arith_json}"
     else:
         exe = arith_bench or _find_arith_bench()

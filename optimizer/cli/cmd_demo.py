@@ -90,8 +90,10 @@ def start_server(source: Path, db: Path, build_dir: Path | None, threads: int,
 
 
 @click.command(name="demo")
-@click.option("--queries", type=int, default=5, show_default=True, help="Records to retrieve.")
-@click.option("--threads", type=int, default=0, help="Server threads (0: all cores).")
+@click.option("--queries", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Records to retrieve.")
+@click.option("--threads", type=click.IntRange(min=0), default=0,
+              help="Server threads (0: all cores).")
 @click.option("--build-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
 @click.option("--seed", type=int, default=None, help="Seed for choosing the indices.")
 def demo(queries: int, threads: int, build_dir: Path | None, seed: int | None) -> None:

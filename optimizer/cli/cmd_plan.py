@@ -41,8 +41,10 @@ from spiralpir.optimizer.plan.space import OBJECTIVES
               help="'paper' asks for SPIRAL's published ring (d=2048, q≈2^55.9, width 6.4).")
 @click.option("--profile", "profile_path", type=click.Path(dir_okay=False, path_type=Path),
               default=None, help="Machine profile (spiralpir calibrate); default: shipped one.")
-@click.option("--cpu-price", type=float, default=None, help="$ per CPU-hour (default 0.0195).")
-@click.option("--egress-price", type=float, default=None, help="$ per GB egress (default 0.09).")
+@click.option("--cpu-price", type=click.FloatRange(min=0), default=None,
+              help="$ per CPU-hour (default 0.0195).")
+@click.option("--egress-price", type=click.FloatRange(min=0), default=None,
+              help="$ per GB egress (default 0.09).")
 @click.option("--top", type=int, default=3, show_default=True,
               help="Show this many plans (the best and the next-best alternatives).")
 @click.option("--json", "as_json", is_flag=True, help="Print {params, estimate} as JSON.")

@@ -94,8 +94,13 @@ def main() -> None:
     except click.exceptions.Abort:
         click.echo("spiralpir: aborted", err=True)
         sys.exit(130)
-    except click.ClickException as exc:
+    except click.exceptions.NoArgsIsHelpError as exc:  # bare `spiralpir`: the help, as before
         exc.show()
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:  # a usage error: one line, like every other error
+        ctx = getattr(exc, "ctx", None)
+        hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+        click.echo(f"spiralpir: error: {exc.format_message()}{hint}", err=True)
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)

@@ -113,10 +113,13 @@ def _options(records: int, record_size: int, opts: dict[str, Any]) -> tuple[Opti
     profile = opts.pop("profile", None)
     if profile is not None and not isinstance(profile, Profile):
         profile = Profile.load(profile)
+    cpu, egress = opts.pop("cpu_price", None), opts.pop("egress_price", None)
+    for name, price in (("cpu_price", cpu), ("egress_price", egress)):
+        if price is not None and not float(price) >= 0:  # a price of 0 is a price
+            raise InvalidOption(name, f"must be a price >= 0, got {price!r}")
     prices = Prices(
-        cpu_dollars_per_hour=float(opts.pop("cpu_price", None) or Prices().cpu_dollars_per_hour),
-        egress_dollars_per_gb=float(opts.pop("egress_price", None)
-                                    or Prices().egress_dollars_per_gb),
+        cpu_dollars_per_hour=Prices().cpu_dollars_per_hour if cpu is None else float(cpu),
+        egress_dollars_per_gb=Prices().egress_dollars_per_gb if egress is None else float(egress),
     )
     kw: dict[str, Any] = {"variant": variant, "prices": prices, "profile": profile}
     for key in ("objective", "blocks", "min_security", "max_query_bytes", "max_params_bytes",

@@ -6,8 +6,10 @@ tests/models/data/measured/ (generated builds' full benchmark reports of the pre
 and of tests/models/data/measured_variants/ (the variant builds' CI twins) holds the runtime
 noise hook's per-stage variances (runtime/testing/include/spiralpir/testing/noise.hpp decrypts
 every intermediate ciphertext with the secret key). Every stage measured on enough coefficients
-must be within a factor 2 of optimizer/models/noise.py, and the predicted failure probability
-must not be below what the measured noise implies. Files whose noise predates the runtime's centred
+must be within a factor WINDOW of optimizer/models/noise.py, both ways (where the bounded shared
+terms dominate, the mean model may under-predict the late stages: the bound is checked
+instead), and the predicted failure probability must not be below what the measured noise
+implies. Files whose noise predates the runtime's centred
 database coefficients (commit 29e2175) say so in "noise_stale" and are not noise references.
 """
 
@@ -37,7 +39,12 @@ NOISE_DATA = [
                              *(HERE / "data" / "measured_variants").glob("*.json")])
     if "noise_stale" not in json.loads(path.read_text())
 ]
-MIN_COUNT = 4096  # stages measured on fewer coefficients are too noisy for a factor-2 check
+MIN_COUNT = 4096  # stages measured on fewer coefficients are too noisy for a factor check
+# predicted/measured variance of every compared stage within [1/WINDOW, WINDOW]: the tightest the
+# current model meets (worst: n_d2048_p2_texp9 first_dimension 1.54, n_d1024_p4_gsw28 modswitch
+# 1.46, n_stream_2e15x16b_prev_plan fold_5 0.78); the goal is 1.5
+WINDOW = 1.55
+BIAS = 1.1  # the pooled (geometric mean) predicted/measured of each stage kind, both ways
 EARLY = ("expansion", "expansion_right", "conversion", "conversion_gsw", "first_dimension")
 
 
@@ -58,7 +65,7 @@ def _shared_dominates(sn: StageNoise) -> bool:
 
 
 def _compared(p: Parameters, rep: dict) -> dict[str, tuple[float, float]]:
-    """stage -> (predicted, measured) for the stages a factor-2 check applies to. An implicit
+    """stage -> (predicted, measured) for the stages the window check applies to. An implicit
     (cyclic) benchmark database repeats folding indices, so folding there combines identical
     cts and adds no noise: only the stages up to the first dimension are compared."""
     sn = stage_variances(p)
@@ -118,15 +125,15 @@ def test_sizes_equal_serialized_objects(path: Path) -> None:
 
 
 @pytest.mark.parametrize("path", NOISE_DATA, ids=_ids(NOISE_DATA))
-def test_noise_stages_within_factor_two(path: Path) -> None:
+def test_noise_stages_within_window(path: Path) -> None:
     p, rep = _load(path)
     cmp = _compared(p, rep)
     sn = stage_variances(p)
     for stage, (pred, meas) in cmp.items():
         if _shared_dominates(sn) and stage not in EARLY[:4]:  # not over-predicted; under-
-            assert pred / meas <= 2.0, (stage, pred / meas)  # prediction: bounded, see below
+            assert pred / meas <= WINDOW, (stage, pred / meas)  # prediction: bounded, below
             continue
-        assert 0.5 <= pred / meas <= 2.0, (stage, pred / meas)
+        assert 1 / WINDOW <= pred / meas <= WINDOW, (stage, pred / meas)
     # ν2 = 0: no right expansion, GSW or folding. Direct first-dimension cts (stream variants
     # with n_comp = 1) are uploaded under s_c: the hook has no s_reg "expansion" cts for them
     # (count 0) and measures them, unconverted, as "conversion"
@@ -136,6 +143,26 @@ def test_noise_stages_within_factor_two(path: Path) -> None:
     if direct:
         assert rep["noise"].get("expansion", {"count": 0})["count"] == 0
         assert "conversion" in cmp
+
+
+def test_noise_model_is_unbiased_per_stage() -> None:
+    """Over every reference where the mean model applies (shared terms not dominant), the
+    geometric mean of predicted/measured per stage (the folds, the last fold and packing pooled)
+    is within BIAS of 1 (today 0.989 for the folds .. 1.015 for the first dimension, over 17 to 67
+    stages each): a factor on one term that single-set windows let through (per_fold × 1.4
+    moves the folds' mean to 1.3) shows here."""
+    logs: dict[str, list[float]] = {}
+    for path in NOISE_DATA:
+        p, rep = _load(path)
+        if _shared_dominates(stage_variances(p)):
+            continue
+        for stage, (pred, meas) in _compared(p, rep).items():
+            kind = "fold" if stage.startswith("fold_") or stage in ("folding", "packing") else stage
+            logs.setdefault(kind, []).append(math.log(pred / meas))
+    assert set(logs) >= {*EARLY, "fold", "modswitch"}
+    means = {k: math.exp(sum(v) / len(v)) for k, v in logs.items()}
+    assert all(1 / BIAS <= m <= BIAS for m in means.values()), means
+    assert min(len(v) for v in logs.values()) >= 15, {k: len(v) for k, v in logs.items()}
 
 
 @pytest.mark.parametrize("path", NOISE_DATA, ids=_ids(NOISE_DATA))
@@ -189,7 +216,7 @@ def test_shared_terms_bound_the_measured_stages() -> None:
 
 def test_coherent_first_dimension_term_is_measured() -> None:
     """The one shared-error term of the model (ScalToMat key error × digit mean × data mean)
-    dominates at least one reference (n_stream_n2_p2_tconv18), which the factor-2 check above
+    dominates at least one reference (n_stream_n2_p2_tconv18), which the window check above
     then validates; the direct first-dimension references (no ScalToMat) have none."""
     fractions = [stage_variances(_load(path)[0]).coherent_fraction for path in NOISE_DATA]
     assert max(fractions) > 0.5

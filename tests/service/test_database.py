@@ -10,14 +10,16 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import xxhash
 from service_helpers import CLI, DEMO
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.service import records as database
 from spiralpir.optimizer.service import sample_db as sampledb
+from spiralpir.optimizer.service import store
 
 
-def test_binary_records(tmp_path: Path) -> None:
-    data = random.randbytes(24 * 10)
+def test_binary_records(tmp_path: Path, rng: random.Random) -> None:
+    data = rng.randbytes(24 * 10)
     (tmp_path / "db.bin").write_bytes(data)
     recs = database.read_records(tmp_path / "db.bin", planned_size=32, record_size=24)
     assert (recs.num_records, recs.record_size) == (10, 24)
@@ -66,11 +68,11 @@ def test_shape_mismatch_names_both_shapes(tmp_path: Path) -> None:
     assert "5 records x 64 bytes" in msg and "4 records x 32 bytes" in msg and "demo" in msg
 
 
-def test_sample_db_is_deterministic(tmp_path: Path) -> None:
+def test_sample_db_is_deterministic(tmp_path: Path, rng: random.Random) -> None:
     path = sampledb.write_sample_db(tmp_path / "s.db")
     data = path.read_bytes()
     assert len(data) == sampledb.SAMPLE_RECORDS * sampledb.SAMPLE_RECORD_SIZE
-    i = random.randrange(sampledb.SAMPLE_RECORDS)
+    i = rng.randrange(sampledb.SAMPLE_RECORDS)
     assert data[32 * i : 32 * (i + 1)] == hashlib.sha256(i.to_bytes(8, "big")).digest()
 
 
@@ -108,3 +110,73 @@ def test_bad_jsonl_through_the_cli_exits_2_with_one_line(tmp_path: Path) -> None
     assert lines[-1] == (f"spiralpir: error: line 2 of {bad}: not valid UTF-8 (byte 0xc3 at "
                          "column 2)"), proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_record_bounds(tmp_path: Path, rng: random.Random) -> None:
+    data = rng.randbytes(8 * 5)
+    (tmp_path / "db.bin").write_bytes(data)
+    recs = database.read_records(tmp_path / "db.bin", planned_size=8)
+    assert recs.record(4) == data[32:] and recs.record(0) == data[:8]
+    for bad in (5, -1):
+        with pytest.raises(SpiralpirError, match=r"out of range \[0, 5\)"):
+            recs.record(bad)
+
+
+def test_fingerprint_covers_the_shape_and_every_byte(rng: random.Random) -> None:
+    data = bytearray(rng.randbytes(24 * 7))
+    want = xxhash.xxh3_128(b"spiralpir-records\n7x24\n" + bytes(data)).digest()
+    assert store.records_fingerprint(data, 7, 24) == want
+    data[-1] ^= 1  # the last byte counts
+    assert store.records_fingerprint(data, 7, 24) != want
+    zeros = bytes(48)
+    assert store.records_fingerprint(zeros, 2, 24) != store.records_fingerprint(zeros, 1, 48)
+
+
+def test_fit_to_build_edges(tmp_path: Path) -> None:
+    recs = database.Records(bytearray(b"abcdef"), 3, 2, "x", "binary")
+    assert database.fit_to_build(recs, 3, 2, "b") is recs  # exactly the planned shape
+    padded = database.fit_to_build(recs, 4, 3, "b")
+    assert (padded.num_records, padded.record_size) == (3, 3)
+    assert [padded.record(i) for i in range(3)] == [b"ab\0", b"cd\0", b"ef\0"]
+    for records, size in ((2, 2), (3, 1)):  # one record too many, one byte too long
+        with pytest.raises(SpiralpirError, match="planned for"):
+            database.fit_to_build(recs, records, size, "b")
+
+
+@pytest.mark.parametrize("content,needle", [
+    (b"", "is empty"),
+])
+def test_binary_errors(tmp_path: Path, content: bytes, needle: str) -> None:
+    (tmp_path / "db.bin").write_bytes(content)
+    with pytest.raises(SpiralpirError, match=needle):
+        database.read_records(tmp_path / "db.bin", planned_size=8)
+    with pytest.raises(SpiralpirError, match="directory"):
+        database.read_records(tmp_path, planned_size=8, fmt="binary")
+    with pytest.raises(SpiralpirError, match="unknown database format"):
+        database.read_records(tmp_path / "db.bin", planned_size=8, fmt="csv")
+
+
+@pytest.mark.parametrize("line,needle", [
+    ('{"base64": "AA=E"}', "bad base64"), ('{"base64": "AAE=!"}', "bad base64"),
+    ('{"hex": "zz"}', "bad hex"), ("[1]", "JSON string"),
+    ('{"text": 5}', "must be a string"), ('{"text": "a", "hex": "00"}', "one of"),
+    ('{"blob": "00"}', "unknown key"),
+])
+def test_jsonl_value_errors(tmp_path: Path, line: str, needle: str) -> None:
+    (tmp_path / "db.jsonl").write_text('"ok"\n\n' + line + "\n")
+    with pytest.raises(SpiralpirError, match=needle) as exc:
+        database.read_records(tmp_path / "db.jsonl", planned_size=8)
+    assert "line 3" in str(exc.value)
+
+
+def test_empty_variable_inputs(tmp_path: Path) -> None:
+    (tmp_path / "db.jsonl").write_text("\n  \n")
+    with pytest.raises(SpiralpirError, match="holds no records"):
+        database.read_records(tmp_path / "db.jsonl", planned_size=8)
+    (tmp_path / "db.jsonl").write_text('"abc"\n')
+    with pytest.raises(SpiralpirError, match="exceeds the build's item size"):
+        database.read_records(tmp_path / "db.jsonl", planned_size=8, record_size=9)
+    recs = database.read_records(tmp_path / "db.jsonl", planned_size=8, record_size=4)
+    assert (recs.num_records, recs.record_size, recs.record(0)) == (1, 4, b"abc\0")
+    whole = database.read_records(tmp_path / "db.jsonl", planned_size=8, record_size=8)
+    assert whole.record(0) == b"abc" + bytes(5)  # the item size itself is allowed

@@ -51,8 +51,8 @@ def run_query(url: str, index: int, state: Path, out: Path) -> dict:
     return json.loads(proc.stdout)
 
 
-def test_private_queries_with_real_clients(server: ServerProcess, workdir: Path) -> None:
-    rng = random.Random()
+def test_private_queries_with_real_clients(server: ServerProcess, workdir: Path,
+                                           rng: random.Random) -> None:
     state = workdir / "client-a.json"
     for k, index in enumerate([rng.randrange(sampledb.SAMPLE_RECORDS) for _ in range(3)]):
         out = workdir / f"rec{k}.bin"
@@ -65,8 +65,7 @@ def test_private_queries_with_real_clients(server: ServerProcess, workdir: Path)
     assert state.stat().st_mode & 0o077 == 0, "client state must not be world-readable"
 
 
-def test_concurrent_clients(server: ServerProcess, workdir: Path) -> None:
-    rng = random.Random()
+def test_concurrent_clients(server: ServerProcess, workdir: Path, rng: random.Random) -> None:
     indices = [rng.randrange(sampledb.SAMPLE_RECORDS) for _ in range(3)]
     procs = []
     for k, index in enumerate(indices):
@@ -81,7 +80,8 @@ def test_concurrent_clients(server: ServerProcess, workdir: Path) -> None:
 
 
 def test_hostile_input_gets_4xx_and_server_survives(server: ServerProcess,
-                                                     inst: builder.Instance) -> None:
+                                                     inst: builder.Instance,
+                                                     rng: random.Random) -> None:
     full = Build(inst)
     twin = Build(inst, ci=True)  # same build, different parameters (a foreign client)
     keys = ClientKeys.new(full.lib)
@@ -91,7 +91,7 @@ def test_hostile_input_gets_4xx_and_server_survives(server: ServerProcess,
     r = requests.post(url + "/v1/setup", data=pp, timeout=120)
     assert r.status_code == 200, r.text
     cid = r.json()["client_id"]
-    index = random.randrange(sampledb.SAMPLE_RECORDS)
+    index = rng.randrange(sampledb.SAMPLE_RECORDS)
     query = keys.query(index)
     hdr = {CLIENT_HEADER: cid}
 
@@ -125,13 +125,14 @@ def test_hostile_input_gets_4xx_and_server_survives(server: ServerProcess,
     assert info["sizes"]["query_bytes"] == len(query)
 
 
-def test_restart_maps_the_saved_preprocessed_file(server: ServerProcess, workdir: Path) -> None:
+def test_restart_maps_the_saved_preprocessed_file(server: ServerProcess, workdir: Path,
+                                                  rng: random.Random) -> None:
     server.stop()
     assert (workdir / "sample.pre").is_file()
     again = serve_sample(workdir / "sample.db", workdir / "sample.pre", workdir / "server2.log")
     try:
         assert "mapped preprocessed database" in again.log.read_text()
-        index = random.randrange(sampledb.SAMPLE_RECORDS)
+        index = rng.randrange(sampledb.SAMPLE_RECORDS)
         out = workdir / "after-restart.bin"
         # the old client state: its id is unknown to the new process, so it re-uploads
         report = run_query(again.url, index, workdir / "client-a.json", out)
@@ -155,7 +156,8 @@ def test_serve_rejects_wrong_shapes_and_long_values(inst: builder.Instance,
         assert proc.stderr.count("\n") <= 2, "one-line error, no traceback"
 
 
-def test_python_api_in_process(inst: builder.Instance, tmp_path: Path) -> None:
+def test_python_api_in_process(inst: builder.Instance, tmp_path: Path,
+                               rng: random.Random) -> None:
     """The importable API: PirServer served from a thread, PirClient against it."""
     import socket
     import threading
@@ -180,6 +182,6 @@ def test_python_api_in_process(inst: builder.Instance, tmp_path: Path) -> None:
         except requests.ConnectionError:
             time.sleep(0.1)
     client = PirClient(f"http://127.0.0.1:{port}", build=build, state_path=tmp_path / "c.json")
-    for index in random.sample(range(sampledb.SAMPLE_RECORDS), 2):
+    for index in rng.sample(range(sampledb.SAMPLE_RECORDS), 2):
         assert client.query(index).record == sampledb.sample_record(index)
     client.close()

@@ -6,7 +6,6 @@ every variant of the family through the Python API."""
 from __future__ import annotations
 
 import json
-import os
 import random
 import socket
 import subprocess
@@ -36,12 +35,14 @@ NAMES = ["part0.bin", "part1.bin", "part2.bin", "part10.bin"]
 
 
 @pytest.fixture(scope="module")
-def blocks(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[bytes]]:
+def blocks(tmp_path_factory: pytest.TempPathFactory, seeded: Callable[[str], random.Random],
+           request: pytest.FixtureRequest) -> tuple[Path, list[bytes]]:
     """Four random databases; the last one shorter (a media file's last block)."""
     d = tmp_path_factory.mktemp("stream") / "blocks"
     d.mkdir()
-    counts = [FULL, FULL, FULL, random.randrange(1000, FULL // 2)]
-    data = [os.urandom(n * RS) for n in counts]
+    rng = seeded(request.node.nodeid)
+    counts = [FULL, FULL, FULL, rng.randrange(1000, FULL // 2)]
+    data = [rng.randbytes(n * RS) for n in counts]
     for name, blob in zip(NAMES, data, strict=True):
         (d / name).write_bytes(blob)
     return d, data
@@ -70,12 +71,13 @@ def run_stream_query(url: str, index: int, state: Path, out: Path, *extra: str) 
 
 
 def test_stream_query_returns_the_record_of_every_block(
-        stream_server: ServerProcess, blocks: tuple[Path, list[bytes]], tmp_path: Path) -> None:
+        stream_server: ServerProcess, blocks: tuple[Path, list[bytes]], tmp_path: Path,
+        rng: random.Random) -> None:
     _, data = blocks
     short = len(data[-1]) // RS
     state = tmp_path / "client.json"
     # one index every block holds, one beyond the short last block
-    for k, index in enumerate([random.randrange(short), random.randrange(short, FULL)]):
+    for k, index in enumerate([rng.randrange(short), rng.randrange(short, FULL)]):
         out = tmp_path / f"rec{k}.bin"
         report = run_stream_query(stream_server.url, index, state, out)
         expected = [record_of(blob, index) for blob in data]
@@ -92,7 +94,7 @@ def test_stream_query_returns_the_record_of_every_block(
         for b in report["blocks"]:
             assert {"server", "server_first_dimension", "server_folding"} <= set(b["seconds"])
     # a range of blocks
-    index = random.randrange(short)
+    index = rng.randrange(short)
     report = run_stream_query(stream_server.url, index, state, tmp_path / "part.bin",
                               "--blocks", "1:3")
     assert [(b["block"], b["record_hex"]) for b in report["blocks"]] == [
@@ -104,7 +106,7 @@ def test_stream_query_returns_the_record_of_every_block(
 def test_restart_maps_the_saved_blocks(stream_server: ServerProcess,
                                       blocks: tuple[Path, list[bytes]],
                                       serve_process: Callable[[list[str], Path], ServerProcess],
-                                      tmp_path: Path) -> None:
+                                      tmp_path: Path, rng: random.Random) -> None:
     """The first server saved each block's preprocessed file next to it; a second one maps
     them all instead of preprocessing again, and answers correctly."""
     d, data = blocks
@@ -112,7 +114,7 @@ def test_restart_maps_the_saved_blocks(stream_server: ServerProcess,
     again = serve_process(["--build", str(DEMO), "--stream", str(d), "--threads", "2"],
                           tmp_path / "again.log")
     assert (tmp_path / "again.log").read_text().count("mapped preprocessed block") == len(data)
-    index = random.randrange(len(data[-1]) // RS)
+    index = rng.randrange(len(data[-1]) // RS)
     report = run_stream_query(again.url, index, tmp_path / "client.json", tmp_path / "r.bin")
     assert [b["record_hex"] for b in report["blocks"]] == [
         record_of(blob, index).hex() for blob in data]  # type: ignore[union-attr]
@@ -120,7 +122,7 @@ def test_restart_maps_the_saved_blocks(stream_server: ServerProcess,
 
 def test_hostile_stream_requests_get_4xx_and_server_survives(
         stream_server: ServerProcess, demo_inst: builder.Instance,
-        blocks: tuple[Path, list[bytes]]) -> None:
+        blocks: tuple[Path, list[bytes]], rng: random.Random) -> None:
     _, data = blocks
     url = stream_server.url
     full, twin = Build(demo_inst), Build(demo_inst, ci=True)
@@ -128,7 +130,7 @@ def test_hostile_stream_requests_get_4xx_and_server_survives(
     r = requests.post(url + "/v1/setup", data=keys.public_params(), timeout=120)
     assert r.status_code == 200, r.text
     hdr = {CLIENT_HEADER: r.json()["client_id"]}
-    index = random.randrange(len(data[-1]) // RS)
+    index = rng.randrange(len(data[-1]) // RS)
     query = keys.query(index)
 
     def open_stream(body: bytes, headers: dict | None = hdr) -> requests.Response:
@@ -181,7 +183,7 @@ def test_hostile_stream_requests_get_4xx_and_server_survives(
 
 def test_session_cache_eviction_and_client_recovery(
         demo_inst: builder.Instance, serve_process: Callable[[list[str], Path], ServerProcess],
-        tmp_path: Path) -> None:
+        tmp_path: Path, rng: random.Random) -> None:
     """`sample-db --blocks` writes a stream; a server keeping 2 sessions evicts the least
     recently used, names the bound, and a client whose session was evicted re-uploads."""
     blocks_dir = tmp_path / "sample-blocks"
@@ -203,20 +205,20 @@ def test_session_cache_eviction_and_client_recovery(
         assert r.status_code == 201, r.text
         return str(r.json()["stream_id"])
 
-    indices = random.sample(range(2000), 3)
+    indices = rng.sample(range(2000), 3)
     sids = [open_stream(i) for i in indices]  # the third evicts the first
     r = requests.get(f"{srv.url}/v1/stream/{sids[0]}/blocks/0", timeout=120)
     assert r.status_code == 404, r.text
     assert "evicted" in r.json()["error"] and "max_streams = 2" in r.json()["error"]
     for sid, index in zip(sids[1:], indices[1:], strict=True):
-        k = random.randrange(3)
+        k = rng.randrange(3)
         r = requests.get(f"{srv.url}/v1/stream/{sid}/blocks/{k}", timeout=120)
         assert r.status_code == 200, r.text
         assert keys.decode(index, r.content, RS) == sampledb.sample_record(index, k)
 
     # a client iterating the blocks loses its session half-way and recovers
     client = PirClient(srv.url, build=build, state_path=tmp_path / "client.json")
-    index = random.randrange(2000)
+    index = rng.randrange(2000)
     report = StreamResult(index)
     it = client.iter_stream(index, report=report, in_flight=1)  # nothing fetched ahead
     got = [next(it)]
@@ -310,12 +312,12 @@ def test_stream_sessions_bounds_with_a_fake_clock() -> None:
         StreamSessions(0, 1.0)
 
 
-def test_prepared_query_bindings(demo_inst: builder.Instance) -> None:
+def test_prepared_query_bindings(demo_inst: builder.Instance, rng: random.Random) -> None:
     """One prepared query answers several databases; misuse raises SpiralpirError; a prepared
     query released while an answer runs on it stays valid until that answer is done."""
     small, other = Build(demo_inst, ci=True), Build(demo_inst)
     n = small.num_records
-    datas = [os.urandom(n * RS) for _ in range(2)]
+    datas = [rng.randbytes(n * RS) for _ in range(2)]
     dbs = []
     for blob in datas:
         db = ServerDb(small.lib, 2)
@@ -323,7 +325,7 @@ def test_prepared_query_bindings(demo_inst: builder.Instance) -> None:
         dbs.append(db)
     keys = ClientKeys.new(small.lib)
     pp = PublicParams(small.lib, keys.public_params())
-    index = random.randrange(n)
+    index = rng.randrange(n)
     prepared = dbs[0].prepare(pp, keys.query(index))
     assert set(prepared.seconds) == {"expansion", "conversion"}
     for db, blob in zip(dbs, datas, strict=True):
@@ -360,13 +362,13 @@ def _free_port() -> int:
 
 @pytest.mark.timeout(1800)
 @pytest.mark.parametrize("name", VARIANT_BUILDS)
-def test_every_variant_streams(name: str, tmp_path: Path) -> None:
+def test_every_variant_streams(name: str, tmp_path: Path, rng: random.Random) -> None:
     """The CI twins of the SpiralStream / SpiralPack / SpiralStreamPack builds (the demo is
     vanilla Spiral) through PirServer(blocks=...) and PirClient.stream over HTTP."""
     inst = builder.build(REPO / "generated" / name, show_progress=False, targets=["library"])
     build = Build(inst, ci=True)
     n, rs = build.num_records, build.record_size
-    datas = [os.urandom(n * rs) for _ in range(3)]
+    datas = [rng.randbytes(n * rs) for _ in range(3)]
     recs = [(database.Records(bytearray(blob), n, rs, f"random block {k}", "binary"), None)
             for k, blob in enumerate(datas)]
     srv = PirServer(build, blocks=recs, threads=2, progress=False, max_streams=2,
@@ -383,7 +385,7 @@ def test_every_variant_streams(name: str, tmp_path: Path) -> None:
             time.sleep(0.1)
     client = PirClient(url, build=build, state_path=tmp_path / "client.json")
     assert client.info["variant"] == build.params["variant"] == build.variant
-    index = random.randrange(n)
+    index = rng.randrange(n)
     result = client.stream(index)
     client.close()
     assert [b.record for b in result.blocks] == [
