@@ -80,8 +80,8 @@ CASES: list[tuple[list[str], list[str]]] = [
     # demo: option errors before any work
     (["demo", "--queries", "0"], ["--queries"]),
     (["demo", "--threads", "-1"], ["--threads"]),
-    # security (its current main path is in tests/estimator/test_cli_gate.py)
-    (["security"], ["PARAMS_FILE"]),
+    # security (its main paths are in tests/estimator/test_cli_gate.py)
+    (["security"], ["nothing to estimate", "--preset"]),
 ]
 
 

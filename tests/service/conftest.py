@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from service_helpers import DEMO, ServerProcess
 from spiralpir.optimizer.build import builder
+from spiralpir.optimizer.service import sample_db as sampledb
 
 
 @pytest.fixture(scope="session")
@@ -28,3 +29,15 @@ def serve_process() -> Iterator[Callable[[list[str], Path], ServerProcess]]:
     yield start
     for srv in started:
         srv.stop()
+
+
+@pytest.fixture(scope="module")
+def sample_server(demo_inst: builder.Instance,
+                  tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """One server of the demo build on the sample database, shared by a module's tests."""
+    d = tmp_path_factory.mktemp("sample")
+    sampledb.write_sample_db(d / "sample.db")
+    srv = ServerProcess(["--build", str(DEMO), "--db", str(d / "sample.db"), "--no-cache",
+                         "--threads", "1"], d / "server.log")
+    yield srv
+    srv.stop()

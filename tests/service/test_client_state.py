@@ -8,25 +8,13 @@ import base64
 import json
 import random
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from service_helpers import CLI, DEMO, ServerProcess
-from spiralpir.optimizer.build import builder
 from spiralpir.optimizer.service import sample_db as sampledb
-
-
-@pytest.fixture(scope="module")
-def server(demo_inst: builder.Instance,
-           tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    d = tmp_path_factory.mktemp("state")
-    sampledb.write_sample_db(d / "sample.db")
-    srv = ServerProcess(["--build", str(DEMO), "--db", str(d / "sample.db"), "--no-cache",
-                         "--threads", "1"], d / "server.log")
-    yield srv
-    srv.stop()
 
 
 def query(url: str, state: Path, index: int) -> subprocess.CompletedProcess[str]:
@@ -36,11 +24,12 @@ def query(url: str, state: Path, index: int) -> subprocess.CompletedProcess[str]
 
 
 @pytest.fixture(scope="module")
-def good_state(server: ServerProcess, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def good_state(sample_server: ServerProcess, tmp_path_factory: pytest.TempPathFactory,
+               seeded: Callable[[str], random.Random]) -> dict[str, Any]:
     """A real client's state, after one correct query."""
     state = tmp_path_factory.mktemp("good") / "client.json"
-    index = random.randrange(sampledb.SAMPLE_RECORDS)
-    proc = query(server.url, state, index)
+    index = seeded("good_state").randrange(sampledb.SAMPLE_RECORDS)
+    proc = query(sample_server.url, state, index)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == sampledb.sample_record(index).hex()
     return dict(json.loads(state.read_text()))
@@ -56,10 +45,10 @@ def edited(good: dict[str, Any], **changes: Any) -> dict[str, Any]:
     return out
 
 
-def other_client_id(server: ServerProcess, tmp_path: Path) -> str:
+def other_client_id(sample_server: ServerProcess, tmp_path: Path) -> str:
     """The id of another client (registered with the server too)."""
     state = tmp_path / "other.json"
-    assert query(server.url, state, 0).returncode == 0
+    assert query(sample_server.url, state, 0).returncode == 0
     return str(json.loads(state.read_text())["client_id"])
 
 
@@ -78,7 +67,7 @@ CASES: dict[str, tuple[Any, str]] = {
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_bad_state_files_are_one_line_errors(case: str, server: ServerProcess,
+def test_bad_state_files_are_one_line_errors(case: str, sample_server: ServerProcess,
                                              good_state: dict[str, Any], tmp_path: Path) -> None:
     value, needle = CASES[case]
     if case.startswith("client_state"):
@@ -89,32 +78,32 @@ def test_bad_state_files_are_one_line_errors(case: str, server: ServerProcess,
         doc = value
     state = tmp_path / "bad.json"
     state.write_text(json.dumps(doc))
-    proc = query(server.url, state, 1)
+    proc = query(sample_server.url, state, 1)
     assert proc.returncode == 2, (proc.returncode, proc.stderr)
     assert f"client state {state}: {needle}" in proc.stderr, proc.stderr
     assert proc.stderr.count("\n") == 1 and not proc.stdout, proc.stderr
 
 
-def test_unreadable_state_files(server: ServerProcess, tmp_path: Path) -> None:
+def test_unreadable_state_files(sample_server: ServerProcess, tmp_path: Path) -> None:
     for name, data in (("not-json.json", b"{bad"), ("binary.json", b"\xff\xfe\x00garbage")):
         state = tmp_path / name
         state.write_bytes(data)
-        proc = query(server.url, state, 1)
+        proc = query(sample_server.url, state, 1)
         assert proc.returncode == 2 and f"client state {state}: not JSON" in proc.stderr
         assert proc.stderr.count("\n") == 1, proc.stderr
-    proc = query(server.url, tmp_path, 1)  # a directory
+    proc = query(sample_server.url, tmp_path, 1)  # a directory
     assert proc.returncode == 2 and "is a directory" in proc.stderr, proc.stderr
 
 
-def test_a_client_id_not_of_its_keys_is_refused(server: ServerProcess,
+def test_a_client_id_not_of_its_keys_is_refused(sample_server: ServerProcess,
                                                 good_state: dict[str, Any],
                                                 tmp_path: Path) -> None:
     """Another registered client's id with our keys would get answers computed with the other
     client's parameters: garbage decoded as a record. Refused before any query."""
-    for cid in (other_client_id(server, tmp_path), "0" * 32, 7):
+    for cid in (other_client_id(sample_server, tmp_path), "0" * 32, 7):
         state = tmp_path / "mixed.json"
         state.write_text(json.dumps(edited(good_state, client_id=cid)))
-        proc = query(server.url, state, 1)
+        proc = query(sample_server.url, state, 1)
         assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
         assert "'client_id'" in proc.stderr and "is not the id of the keys" in proc.stderr
         assert not proc.stdout and proc.stderr.count("\n") == 1, proc.stderr

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import random
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,17 +26,6 @@ from spiralpir.optimizer.service.pir_client import (
 )
 
 
-@pytest.fixture(scope="module")
-def server(demo_inst: builder.Instance,
-           tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    d = tmp_path_factory.mktemp("errors")
-    sampledb.write_sample_db(d / "sample.db")
-    srv = ServerProcess(["--build", str(DEMO), "--db", str(d / "sample.db"), "--no-cache",
-                         "--threads", "1"], d / "server.log")
-    yield srv
-    srv.stop()
-
-
 def json_error(reply: Reply | requests.Response, status: int, needle: str) -> None:
     got = reply.status if isinstance(reply, Reply) else reply.status_code
     body = reply.json()
@@ -46,8 +34,8 @@ def json_error(reply: Reply | requests.Response, status: int, needle: str) -> No
     assert needle in body["error"], body
 
 
-def test_unknown_routes_and_methods_get_json(server: ServerProcess) -> None:
-    url = server.url
+def test_unknown_routes_and_methods_get_json(sample_server: ServerProcess) -> None:
+    url = sample_server.url
     json_error(requests.get(url + "/v1/nope", timeout=30), 404, "no such route: GET /v1/nope")
     json_error(requests.get(url + "/", timeout=30), 404, "no such route")
     r = requests.put(url + api.HEALTH, timeout=30)
@@ -62,13 +50,13 @@ def test_unknown_routes_and_methods_get_json(server: ServerProcess) -> None:
 
 @pytest.mark.parametrize("text", ["%C2%B2", "%D9%A1", "%EF%BC%91", "1%20", "+1", "-0", "0x1",
                                   "1_0", "9" * 19, "1.0"])
-def test_block_indices_are_ascii_decimals(server: ServerProcess, text: str) -> None:
-    r = requests.get(f"{server.url}/v1/stream/{'a' * 32}/blocks/{text}", timeout=30)
+def test_block_indices_are_ascii_decimals(sample_server: ServerProcess, text: str) -> None:
+    r = requests.get(f"{sample_server.url}/v1/stream/{'a' * 32}/blocks/{text}", timeout=30)
     json_error(r, 400, "not a non-negative integer (ASCII digits)")
 
 
-def test_ids_and_lengths_are_checked(server: ServerProcess) -> None:
-    url = server.url
+def test_ids_and_lengths_are_checked(sample_server: ServerProcess) -> None:
+    url = sample_server.url
     for bad in ["٣" * 32, "A" * 32, "a" * 31, "a" * 33, "g" * 32]:
         r = send(url, head("POST", api.QUERY, {api.CLIENT_HEADER: bad}, 4) + b"abcd")
         json_error(r, 400, f"malformed {api.CLIENT_HEADER}")
@@ -79,8 +67,8 @@ def test_ids_and_lengths_are_checked(server: ServerProcess) -> None:
         json_error(send(url, raw), 400, "malformed HTTP request")
 
 
-def test_malformed_requests_get_json(server: ServerProcess) -> None:
-    url = server.url
+def test_malformed_requests_get_json(sample_server: ServerProcess) -> None:
+    url = sample_server.url
     json_error(send(url, b"HELLO\r\n\r\n"), 400, "malformed HTTP request")
     json_error(send(url, b"GET /v1/health HTTP/9.9\r\n\r\n"), 400, "malformed HTTP request")
     long_head = head("GET", api.HEALTH, {"X-Big": "a" * 20_000})
@@ -92,20 +80,21 @@ def test_malformed_requests_get_json(server: ServerProcess) -> None:
                "takes no body")
 
 
-def test_the_server_still_answers(server: ServerProcess, demo_inst: builder.Instance) -> None:
+def test_the_server_still_answers(sample_server: ServerProcess, demo_inst: builder.Instance,
+                                  rng: random.Random) -> None:
     build = Build(demo_inst)
     keys = ClientKeys.new(build.lib)
-    r = requests.post(server.url + api.SETUP, data=keys.public_params(), timeout=120)
+    r = requests.post(sample_server.url + api.SETUP, data=keys.public_params(), timeout=120)
     assert r.status_code == 200 and r.json()["client_id"] == api.client_id_of(
         keys.public_params())
-    index = random.randrange(sampledb.SAMPLE_RECORDS)
-    r = requests.post(server.url + api.QUERY, data=keys.query(index), timeout=120,
+    index = rng.randrange(sampledb.SAMPLE_RECORDS)
+    r = requests.post(sample_server.url + api.QUERY, data=keys.query(index), timeout=120,
                       headers={api.CLIENT_HEADER: r.json()["client_id"]})
     assert r.status_code == 200, r.text
     assert keys.decode(index, r.content, build.record_size) == sampledb.sample_record(index)
-    h = health(server.url)
+    h = health(sample_server.url)
     assert h["status"] == "ok" and h["errors"] > 0 and h["max_clients"] >= 1
-    log = Path(server.log).read_text()
+    log = Path(sample_server.log).read_text()
     assert "Traceback" not in log and "internal server error" not in log, log[-2000:]
 
 
@@ -139,7 +128,7 @@ def test_a_store_truncated_while_served_gets_503(demo_inst: builder.Instance,
     args = ["--build", str(DEMO), "--db", str(tmp_path / "sample.db"), "--preprocessed",
             str(pre), "--threads", "1"]
     ServerProcess(args, tmp_path / "first.log").stop()  # writes the store
-    srv = ServerProcess(args, tmp_path / "server.log")  # maps it
+    srv = ServerProcess(args, tmp_path / "sample_server.log")  # maps it
     try:
         build = Build(demo_inst)
         keys = ClientKeys.new(build.lib)
@@ -151,5 +140,5 @@ def test_a_store_truncated_while_served_gets_503(demo_inst: builder.Instance,
         json_error(r, 503, "shrank while mapped")
     finally:
         srv.stop()
-    log = (tmp_path / "server.log").read_text()
+    log = (tmp_path / "sample_server.log").read_text()
     assert "refusing to answer" in log and "Traceback" not in log, log[-2000:]

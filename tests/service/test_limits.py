@@ -61,9 +61,9 @@ def setup(url: str, keys: ClientKeys) -> str:
     return str(r.json()["client_id"])
 
 
-def query(url: str, keys: ClientKeys, cid: str, build: Build) -> None:
+def query(url: str, keys: ClientKeys, cid: str, build: Build, rng: random.Random) -> None:
     """One query, checked (the client is then no longer new: a later setup may evict it)."""
-    index = random.randrange(sampledb.SAMPLE_RECORDS)
+    index = rng.randrange(sampledb.SAMPLE_RECORDS)
     r = requests.post(url + api.QUERY, data=keys.query(index), timeout=120,
                       headers={api.CLIENT_HEADER: cid})
     assert r.status_code == 200, r.text
@@ -71,10 +71,11 @@ def query(url: str, keys: ClientKeys, cid: str, build: Build) -> None:
 
 
 def test_an_admitted_query_survives_the_eviction_of_its_client(crowded: ServerProcess,
-                                                               build: Build) -> None:
+                                                               build: Build,
+                                                               rng: random.Random) -> None:
     a, b = ClientKeys.new(build.lib), ClientKeys.new(build.lib)
     cid_a = setup(crowded.url, a)
-    index = random.randrange(sampledb.SAMPLE_RECORDS)
+    index = rng.randrange(sampledb.SAMPLE_RECORDS)
     held = HeldRequest(crowded.url, "POST", api.QUERY, a.query(index), {api.CLIENT_HEADER: cid_a})
     wait_health(crowded.url, "admitted", 1)  # admitted, its body not sent yet
     cid_b = setup(crowded.url, b)  # --max-clients 1: a (no longer new) is evicted
@@ -85,11 +86,11 @@ def test_an_admitted_query_survives_the_eviction_of_its_client(crowded: ServerPr
     reply = held.finish()
     assert reply.status == 200, reply.body[:300]
     assert a.decode(index, reply.body, build.record_size) == sampledb.sample_record(index)
-    query(crowded.url, b, cid_b, build)  # leave a client that may be evicted
+    query(crowded.url, b, cid_b, build, rng)  # leave a client that may be evicted
 
 
-def test_a_new_client_keeps_its_place_until_it_queried(crowded: ServerProcess,
-                                                       build: Build) -> None:
+def test_a_new_client_keeps_its_place_until_it_queried(crowded: ServerProcess, build: Build,
+                                                       rng: random.Random) -> None:
     """With more clients than places, a setup waits (503) rather than evict a client that set
     up a moment ago and has not queried yet; once that client queried, it may be evicted."""
     b, c = ClientKeys.new(build.lib), ClientKeys.new(build.lib)
@@ -97,16 +98,16 @@ def test_a_new_client_keeps_its_place_until_it_queried(crowded: ServerProcess,
     r = requests.post(crowded.url + api.SETUP, data=c.public_params(), timeout=120)
     assert r.status_code == 503 and "not queried yet" in r.json()["error"], r.text
     assert api.parse_decimal(r.headers["Retry-After"]) is not None
-    query(crowded.url, b, cid_b, build)
+    query(crowded.url, b, cid_b, build, rng)
     cid_c = setup(crowded.url, c)
-    query(crowded.url, c, cid_c, build)  # leave a client that may be evicted
+    query(crowded.url, c, cid_c, build, rng)  # leave a client that may be evicted
 
 
 def test_a_full_queue_answers_503_and_the_client_waits(crowded: ServerProcess, build: Build,
-                                                      tmp_path: Path) -> None:
+                                                      tmp_path: Path, rng: random.Random) -> None:
     keys = ClientKeys.new(build.lib)
     pp = keys.public_params()
-    query(crowded.url, keys, setup(crowded.url, keys), build)
+    query(crowded.url, keys, setup(crowded.url, keys), build, rng)
     held = [HeldRequest(crowded.url, "POST", api.SETUP, pp) for _ in range(2)]  # known: no eviction
     wait_health(crowded.url, "admitted", 2)
     r = requests.post(crowded.url + api.SETUP, data=pp, timeout=120)
@@ -119,7 +120,7 @@ def test_a_full_queue_answers_503_and_the_client_waits(crowded: ServerProcess, b
 
     # a client meeting the full queue waits and resends: free the queue while it waits
     client = PirClient(crowded.url, build=build, state_path=tmp_path / "client.json")
-    index = random.randrange(sampledb.SAMPLE_RECORDS)
+    index = rng.randrange(sampledb.SAMPLE_RECORDS)
     result: list[bytes] = []
     t = threading.Thread(target=lambda: result.append(client.query(index).record))
     t.start()
@@ -212,10 +213,10 @@ def idle_rss(pid: int) -> int:
 
 
 def test_slowloris_is_cut_off_and_memory_returns(guarded: ServerProcess, build: Build,
-                                                 tmp_path: Path) -> None:
+                                                 tmp_path: Path, rng: random.Random) -> None:
     url, pid = guarded.url, guarded.proc.pid
     client = PirClient(url, build=build, state_path=tmp_path / "client.json")
-    index = random.randrange(sampledb.SAMPLE_RECORDS)
+    index = rng.randrange(sampledb.SAMPLE_RECORDS)
     assert client.query(index).record == sampledb.sample_record(index)  # warm up
     pp = ClientKeys.new(build.lib).public_params()
     baseline = idle_rss(pid)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import random
-import secrets
 import struct
 import subprocess
 import sys
@@ -23,14 +22,6 @@ from spiralpir.optimizer.service import atomic_file, store
 from spiralpir.optimizer.service import records as database
 from spiralpir.optimizer.service.binding import Build, ClientKeys, StorageError
 from spiralpir.optimizer.service.pir_server import PirServer
-
-
-@pytest.fixture
-def rng() -> random.Random:
-    seed = int(os.environ.get("SPIRALPIR_TEST_SEED") or secrets.randbits(32))
-    print(f"seed {seed} (SPIRALPIR_TEST_SEED={seed} repeats this run)")
-    return random.Random(seed)
-
 
 # -- the store format alone (a synthetic object: header + random payload) -------------------------
 
