@@ -20,6 +20,7 @@ from spiralpir.optimizer.service import http_server, pir_server, store
 from spiralpir.optimizer.service import records as database
 from spiralpir.optimizer.service.binding import prepared_query_bytes
 from spiralpir.optimizer.service.builds import open_build
+from spiralpir.optimizer.service.listener import bind_listener
 
 
 @click.command(name="serve")
@@ -81,6 +82,7 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
     memory = parse_size(client_memory, "--client-memory")
     limits = http_server.Limits(header_timeout, body_timeout, max_uploads, max_queue)
     paths = pir_server.stream_block_paths(stream_paths) if stream_paths else []
+    sock = bind_listener(host, port)  # a port in use is an error now, not after preprocessing
     build = open_build(source_dir, build_dir, ci=ci)
     tag = build.name + ("_ci" if ci else "")
 
@@ -122,7 +124,7 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
                f"queries); {workers} worker(s), {max_queue} queued, "
                f"{max_uploads} uploads at once; timeouts: header {header_timeout:g} s, body "
                f"{body_timeout:g} s", err=True)
-    http_server.run(srv, host, port, workers, limits)
+    http_server.run(srv, host, port, workers, limits, sock=sock)
 
 
 SIZE_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,

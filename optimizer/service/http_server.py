@@ -20,6 +20,7 @@ import contextlib
 import ctypes
 import math
 import signal
+import socket
 import sys
 import threading
 import time
@@ -413,9 +414,10 @@ def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None) 
 
 
 def run(server: PirServer, host: str, port: int, workers: int = 2,
-        limits: Limits | None = None) -> None:
+        limits: Limits | None = None, sock: socket.socket | None = None) -> None:
     """Serve until SIGINT/SIGTERM (when run in the main thread; in another thread it serves
-    until the process ends); prints one 'listening on URL' line once bound."""
+    until the process ends); prints one 'listening on URL' line once bound. `sock`: a socket
+    bound earlier (listener.bind_listener) to serve on instead of binding host:port."""
     limits = limits or Limits()
 
     async def main() -> None:
@@ -434,7 +436,10 @@ def run(server: PirServer, host: str, port: int, workers: int = 2,
             return GuardedConnection(manager, loop=loop, header_timeout=limits.header_timeout,
                                      lingering_time=LINGER_SECONDS, access_log=None)
 
-        listener = await loop.create_server(connection, host, port, reuse_address=True)
+        if sock is not None:
+            listener = await loop.create_server(connection, sock=sock)
+        else:
+            listener = await loop.create_server(connection, host, port, reuse_address=True)
         bound = listener.sockets[0].getsockname()[1] if listener.sockets else port
         shown = f"[{host}]" if ":" in host else host
         print(f"listening on http://{shown}:{bound}", flush=True)

@@ -1,0 +1,89 @@
+"""Errors of the installed `spiralpir` command: one line on stderr, exit status 2, and found
+before the command does its work (a query sent, a database preprocessed)."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+DEMO = REPO / "generated" / "demo"
+SPIRALPIR = Path(sys.executable).with_name("spiralpir")  # the console script pip installed
+
+
+def run(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(SPIRALPIR), *map(str, args)], capture_output=True, text=True,
+                          timeout=120, cwd=cwd, check=False)
+
+
+def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
+    """The error line; fails unless the command exited 2 with exactly one line on stderr."""
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert lines[0].startswith("spiralpir: error: ")
+    return lines[0]
+
+
+def closed_port() -> int:
+    """A port nothing listens on (bound, then released)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_console_script_is_installed() -> None:
+    assert SPIRALPIR.is_file(), f"{SPIRALPIR}: pip install -e '.[test]' installs it"
+
+
+def test_repeated_index_is_refused() -> None:
+    url = f"http://127.0.0.1:{closed_port()}"
+    line = one_line_error(run("query", "--server", url, "--index", "1", "--index", "2"))
+    assert line.endswith("give one --index; batch queries are not supported yet")
+
+
+def test_query_out_into_missing_directory_fails_before_querying(tmp_path: Path) -> None:
+    # the server URL is unreachable: an error about it would mean the query was attempted
+    url = f"http://127.0.0.1:{closed_port()}"
+    out = tmp_path / "missing" / "record.bin"
+    line = one_line_error(run("query", "--server", url, "--index", "1", "--out", out))
+    assert f"--out {out}: directory {out.parent} does not exist" in line
+
+
+def test_query_out_that_is_a_directory(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{closed_port()}"
+    line = one_line_error(run("query", "--server", url, "--index", "1", "--out", tmp_path))
+    assert "is a directory" in line
+
+
+def test_calibrate_out_into_missing_directory(tmp_path: Path) -> None:
+    out = tmp_path / "nope" / "profile.json"
+    line = one_line_error(run("calibrate", "--validate", "--out", out))
+    assert f"directory {out.parent} does not exist" in line
+
+
+def test_serve_port_in_use_fails_before_reading_the_database(tmp_path: Path) -> None:
+    # the database does not exist: reaching it would give a different error
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        proc = run("serve", "--build", DEMO, "--db", tmp_path / "absent.bin", "--port", port)
+    line = one_line_error(proc)
+    assert f"cannot listen on 127.0.0.1:{port}: the port is in use" in line
+
+
+@pytest.mark.parametrize("args", [
+    ["query", "--index", "1"],                     # missing required option
+    ["query", "--server", "http://x", "--index"],  # option without its value
+    ["serve", "--build", "generated/demo", "--port", "eighty"],  # bad type
+    ["nosuchcommand"],
+])
+def test_usage_errors_are_one_line(args: list[str]) -> None:
+    line = one_line_error(run(*args))
+    assert "--help" in line
