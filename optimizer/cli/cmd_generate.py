@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import click
 from spiralpir.optimizer import codegen
@@ -34,6 +36,8 @@ from spiralpir.optimizer.plan.space import OBJECTIVES
 @click.option("--refresh-security", is_flag=True,
               help="Re-run the security estimator even if the document holds a report.")
 @click.option("--name", required=True, help="Build name: lowercase C++ identifier, e.g. demo.")
+@click.option("--force", is_flag=True,
+              help="Replace an existing generated/NAME of different parameters.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               default=codegen.DEFAULT_OUT, show_default="generated/",
               help="Directory that receives NAME/.")
@@ -51,6 +55,7 @@ def generate(
     profile_path: Path | None,
     refresh_security: bool,
     name: str,
+    force: bool,
     out_dir: Path,
 ) -> None:
     """Generate generated/NAME/: params.json, params.hpp, instance, bench entry points, CMake."""
@@ -73,7 +78,38 @@ def generate(
         options.update(caps(max_query_bytes, max_params_bytes, max_response_bytes))
         doc = plan_json(parse_count(records, "--records"),
                             parse_count(record_size, "--record-size"), **options)
+    if not force:
+        check_replaces_same(out_dir / name, codegen.normalize_params(doc.get("params", {})))
     target = codegen.generate_from_document(name, doc, out_dir, refresh_security)
     files = sorted([*codegen.TEMPLATE_FILES, "params.json"])
     click.echo(f"generated {target}/ ({', '.join(files)})")
     click.echo(f"next: spiralpir build {target}")
+
+
+def changed_fields(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """'field old -> new' for each field whose value differs (absent: '-')."""
+    missing = object()
+    out = []
+    for key in sorted(set(old) | set(new)):
+        a, b = old.get(key, missing), new.get(key, missing)
+        if a != b:
+            shown = ["-" if v is missing else json.dumps(v) for v in (a, b)]
+            out.append(f"{key} {shown[0]} -> {shown[1]}")
+    return out
+
+
+def check_replaces_same(target: Path, params: dict[str, Any]) -> None:
+    """An error if target holds a build of other parameters: clients and servers find a build
+    by its name, so new parameters under an old name would break their copies."""
+    existing = target / "params.json"
+    if not existing.is_file():
+        return
+    try:
+        old = codegen.normalize_params(json.loads(existing.read_text(encoding="utf-8"))["params"])
+    except (OSError, ValueError, KeyError, TypeError, SpiralpirError):
+        raise SpiralpirError(f"{target} exists but its params.json is unreadable; give --force "
+                             "to replace it, or another --name") from None
+    diff = changed_fields(old, params)
+    if diff:
+        raise SpiralpirError(f"{target} holds a build of other parameters ({'; '.join(diff)}); "
+                             "give --force to replace it, or another --name")
