@@ -105,7 +105,7 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
         records = database.read_records(db_path, build.record_size, record_size, fmt)
         srv = pir_server.PirServer(build, records, preprocessed=cache_path(db_path), **common)
         click.echo(f"serving {srv.num_records} records x {srv.record_size} bytes with build "
-                   f"{build.label}", err=True)
+                   f"{build.label}" + assumed_size(records, record_size), err=True)
     else:
         caches = [cache_path(p) for p in paths]  # option errors before reading any block
         blocks = [(database.read_records(p, build.record_size, record_size, fmt), pre)
@@ -125,6 +125,15 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
                f"{max_uploads} uploads at once; timeouts: header {header_timeout:g} s, body "
                f"{body_timeout:g} s", err=True)
     http_server.run(srv, host, port, workers, limits, sock=sock)
+
+
+def assumed_size(records: database.Records, record_size: int | None) -> str:
+    """A binary file does not record its record size: say which one was assumed, since a file
+    of shorter records whose length happens to divide would be read as fewer, longer ones."""
+    if records.fmt != "binary" or record_size is not None:
+        return ""
+    return (f" ({records.source} read as {records.record_size}-byte records, the build's "
+            "record size; give --record-size if its records are shorter)")
 
 
 SIZE_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,

@@ -4,6 +4,7 @@ before the command does its work (a query sent, a database preprocessed)."""
 from __future__ import annotations
 
 import socket
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -60,3 +61,30 @@ def test_serve_port_in_use_fails_before_reading_the_database(tmp_path: Path) -> 
 def test_usage_errors_are_one_line(args: list[str]) -> None:
     line = one_line_error(run(*args))
     assert "--help" in line
+
+
+def test_serve_refuses_a_binary_file_of_another_record_size(tmp_path: Path) -> None:
+    # 101 records of 48 bytes: the demo build's 32-byte records do not divide the file (an
+    # even count would: a binary file does not record its record size)
+    db = tmp_path / "r48.bin"
+    db.write_bytes(bytes(48 * 101))
+    line = one_line_error(run("serve", "--build", DEMO, "--ci", "--no-cache", "--db", db,
+                              "--port", "0"))
+    assert f"{db} is 4848 bytes, not a multiple of the record size 32" in line
+
+
+def test_serve_states_the_record_size_it_assumed(tmp_path: Path) -> None:
+    db = tmp_path / "r.bin"
+    db.write_bytes(bytes(32 * 10))
+    proc = subprocess.Popen([str(SPIRALPIR), "serve", "--build", str(DEMO), "--ci", "--no-cache",
+                             "--db", str(db), "--port", "0"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        serving = next((ln for ln in proc.stderr if ln.startswith("serving ")), "")
+    finally:
+        proc.kill()
+        proc.wait()
+    assert serving.startswith("serving 10 records x 32 bytes"), serving
+    assert f"({db} read as 32-byte records, the build's record size; give --record-size" \
+        in serving

@@ -14,7 +14,7 @@ SPIRALPIR = Path(sys.executable).with_name("spiralpir")  # the console script pi
 
 def run(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(SPIRALPIR), *map(str, args)], capture_output=True, text=True,
-                          timeout=120, cwd=cwd, check=False)
+                          timeout=600, cwd=cwd, check=False)
 
 
 def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
