@@ -7,6 +7,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import click
 from spiralpir.optimizer.cli.out_paths import check_out_file
@@ -42,6 +43,23 @@ def ascii_index(_ctx: click.Context, _param: click.Parameter, values: tuple[str,
     if index is None:
         raise SpiralpirError(f"--index '{value}': expected a record index (ASCII digits)")
     return index
+
+
+def server_url(text: str) -> str:
+    """--server: an http(s) URL; a bare HOST:PORT means http://HOST:PORT, since `spiralpir
+    serve` speaks plain HTTP (https is for a TLS proxy in front of it)."""
+    url = text.strip()
+    if "://" not in url:
+        url = "http://" + url
+    parts = urlsplit(url)
+    try:
+        parts.port  # noqa: B018 -- raises on a port that is not a number
+    except ValueError:
+        parts = parts._replace(netloc="")
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise SpiralpirError(f"--server '{text}': expected a server URL such as "
+                             "http://127.0.0.1:8080")
+    return url
 
 
 def write_atomic(out: Path, data: bytes) -> None:
@@ -81,7 +99,8 @@ def query(url: str, index: int, out: Path | None, streaming: bool, blocks_text: 
     if (blocks_text is not None or in_flight != 2) and not streaming:
         raise SpiralpirError("--blocks and --in-flight need --stream")
     check_out_file(out, "--out")
-    client = PirClient(url, source_dir=source_dir, build_dir=build_dir, state_path=state)
+    client = PirClient(server_url(url), source_dir=source_dir, build_dir=build_dir,
+                       state_path=state)
     try:
         if streaming:
             blocks = parse_blocks(blocks_text, len(client.blocks))

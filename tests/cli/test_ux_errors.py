@@ -88,3 +88,15 @@ def test_serve_states_the_record_size_it_assumed(tmp_path: Path) -> None:
     assert serving.startswith("serving 10 records x 32 bytes"), serving
     assert f"({db} read as 32-byte records, the build's record size; give --record-size" \
         in serving
+
+
+@pytest.mark.parametrize("url", ["ftp://127.0.0.1:8080", "http://", "http://host:port", "::"])
+def test_server_url_that_is_not_http_is_refused(url: str) -> None:
+    line = one_line_error(run("query", "--server", url, "--index", "1"))
+    assert line.endswith(f"--server '{url}': expected a server URL such as http://127.0.0.1:8080")
+
+
+def test_server_url_without_scheme_means_http() -> None:
+    port = closed_port()
+    line = one_line_error(run("query", "--server", f"127.0.0.1:{port}", "--index", "1"))
+    assert f"cannot reach http://127.0.0.1:{port}" in line
