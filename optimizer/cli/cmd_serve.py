@@ -67,6 +67,8 @@ from spiralpir.optimizer.service.listener import bind_listener
               help="Stream sessions (prepared queries) kept; the least recently used goes first.")
 @click.option("--stream-ttl", type=float, default=600.0, show_default=True,
               help="Seconds an idle stream session is kept.")
+@click.option("--quiet", is_flag=True, help="No access log (one line per request on stderr: "
+              "peer, method, path, status, response bytes, seconds).")
 @click.option("--ci", is_flag=True, help="Use the build's CI-sized twin.")
 @click.option("--build-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
 def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...],
@@ -74,7 +76,7 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
           preprocessed: Path | None, no_cache: bool, max_clients: int | None,
           client_memory: str, workers: int, max_queue: int, max_uploads: int,
           header_timeout: float, body_timeout: float, max_streams: int, stream_ttl: float,
-          ci: bool, build_dir: Path | None) -> None:
+          quiet: bool, ci: bool, build_dir: Path | None) -> None:
     """Serve DB privately: POST /v1/setup, POST /v1/query, GET /v1/params, GET /v1/health
     (with --stream: POST /v1/stream, GET /v1/stream/ID/blocks/K, DELETE /v1/stream/ID)."""
     if (db_path is None) == (not stream_paths):
@@ -124,7 +126,7 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
                f"queries); {workers} worker(s), {max_queue} queued, "
                f"{max_uploads} uploads at once; timeouts: header {header_timeout:g} s, body "
                f"{body_timeout:g} s", err=True)
-    http_server.run(srv, host, port, workers, limits, sock=sock)
+    http_server.run(srv, host, port, workers, limits, sock=sock, quiet=quiet)
 
 
 def assumed_size(records: database.Records, record_size: int | None) -> str:

@@ -3,8 +3,11 @@ before the command does its work (a query sent, a database preprocessed)."""
 
 from __future__ import annotations
 
+import signal
 import socket
 import subprocess
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -100,3 +103,52 @@ def test_server_url_without_scheme_means_http() -> None:
     port = closed_port()
     line = one_line_error(run("query", "--server", f"127.0.0.1:{port}", "--index", "1"))
     assert f"cannot reach http://127.0.0.1:{port}" in line
+
+
+def serve_log(db: Path, tmp_path: Path, *extra: str) -> str:
+    """Start serve (stderr to a file, as under a service manager), make two requests, stop it;
+    its stderr."""
+    log = tmp_path / "serve.log"
+    with open(log, "w") as err:
+        proc = subprocess.Popen([str(SPIRALPIR), "serve", "--build", str(DEMO), "--ci", "--db",
+                                 str(db), "--port", "0", *extra], stdout=subprocess.PIPE,
+                                stderr=err, text=True)
+        try:
+            assert proc.stdout is not None
+            url = proc.stdout.readline().split()[-1]
+            assert url.startswith("http://"), log.read_text()
+            with urllib.request.urlopen(url + "/v1/health", timeout=30) as r:
+                assert r.status == 200
+            with pytest.raises(urllib.error.HTTPError):
+                urllib.request.urlopen(url + "/v1/nope", timeout=30)
+        finally:
+            proc.send_signal(signal.SIGINT)
+            proc.wait(timeout=30)
+    return log.read_text()
+
+
+def test_serve_states_disk_use_and_logs_requests(tmp_path: Path) -> None:
+    db = tmp_path / "r.bin"
+    db.write_bytes(bytes(32 * 50))
+    text = serve_log(db, tmp_path)
+    store = tmp_path / "r.bin.demo_ci.spiralpir-db"
+    writing = next(ln for ln in text.splitlines() if ln.startswith("writing "))
+    assert writing.endswith(f" to {store} ({writing.split('(')[1]}")
+    assert " free; --no-cache to skip)" in writing
+    size, unit = writing.split()[1:3]
+    # the stated size is the file's, to the digit shown
+    scale = {"GB": 1e9, "MB": 1e6, "kB": 1e3}[unit]
+    assert abs(float(size) - store.stat().st_size / scale) < 0.1
+    assert text.index("writing ") < text.index("saved preprocessed database")
+    lines = text.splitlines()
+    assert any(ln.startswith("127.0.0.1 GET /v1/health 200 ") and ln.endswith(" s")
+               for ln in lines), text
+    assert any(ln.startswith("127.0.0.1 GET /v1/nope 404 ") for ln in lines), text
+
+
+def test_serve_quiet_has_no_access_log(tmp_path: Path) -> None:
+    db = tmp_path / "r.bin"
+    db.write_bytes(bytes(32 * 50))
+    text = serve_log(db, tmp_path, "--quiet", "--no-cache")
+    assert "/v1/health" not in text and "/v1/nope" not in text
+    assert "writing " not in text
