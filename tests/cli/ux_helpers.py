@@ -2,14 +2,28 @@
 
 from __future__ import annotations
 
+import shutil
 import socket
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "generated" / "demo"
-SPIRALPIR = Path(sys.executable).with_name("spiralpir")  # the console script pip installed
+
+
+def console_script() -> Path:
+    """The `spiralpir` console script pip installed for this interpreter (next to it in a venv,
+    in the scheme's scripts directory for a system Python, else on PATH)."""
+    for where in (Path(sys.executable).parent, Path(sysconfig.get_path("scripts"))):
+        if (where / "spiralpir").is_file():
+            return where / "spiralpir"
+    found = shutil.which("spiralpir")
+    return Path(found) if found else Path(sys.executable).with_name("spiralpir")
+
+
+SPIRALPIR = console_script()
 
 
 def run(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
