@@ -33,6 +33,7 @@ from typing import Any
 
 import click
 from spiralpir.optimizer.build import builder
+from spiralpir.optimizer.cli.out_paths import check_out_file
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.measure.calibrate import (
     fit,
@@ -131,6 +132,8 @@ def calibrate(arith_bench: Path | None, arith_json: Path | None, arith_out: Path
     """Measure per-operation costs on this machine and write a machine profile (JSON)."""
     if trials < 1 or repeat < 1:
         raise SpiralpirError("--trials and --repeat must be >= 1")
+    check_out_file(out, "--out")
+    check_out_file(arith_out, "--arith-out")
     members = shapes_named([x for x in shapes.split(",") if x])
     vs = [{"streampack": "stream_pack"}.get(v, v) for v in variants.split(",") if v]
     if any(v not in VARIANTS for v in vs):

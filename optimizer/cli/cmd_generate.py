@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import math
+import re
+from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import click
 from spiralpir.optimizer import codegen
@@ -11,6 +16,7 @@ from spiralpir.optimizer.cli.plan_options import BLOCKS_HELP, OBJECTIVE_HELP, ca
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.plan.planner import plan_json
 from spiralpir.optimizer.plan.space import OBJECTIVES
+from spiralpir.optimizer.service import records as records_file
 
 
 @click.command(name="generate")
@@ -18,7 +24,15 @@ from spiralpir.optimizer.plan.space import OBJECTIVES
               help="A plan JSON file (`spiralpir plan --json` output, or a build's params.json).")
 @click.option("--records", default=None,
               help="Plan now for this many records (instead of --params): 1048576, 2^20, 1Mi.")
-@click.option("--record-size", default=None, help="Record size (with --records): 256, 30KB.")
+@click.option("--from-db", "from_db", type=click.Path(exists=False, path_type=Path), default=None,
+              help="Plan now for this database (a .jsonl file, a directory of values, or a "
+              "binary file with --record-size): its record count and longest value.")
+@click.option("--headroom", default=None, metavar="PERCENT",
+              help="With --from-db: plan for this many more records than the file holds "
+              "(e.g. 20%%), so that it can grow without a new build.")
+@click.option("--record-size", default=None,
+              help="Record size (with --records, or --from-db; default there: the longest "
+              "value): 256, 30KB.")
 @click.option("--variant", default=None,
               help="Plan option: spiral, stream, pack, stream_pack or auto.")
 @click.option("--objective", type=click.Choice(OBJECTIVES), default=None,
@@ -34,12 +48,16 @@ from spiralpir.optimizer.plan.space import OBJECTIVES
 @click.option("--refresh-security", is_flag=True,
               help="Re-run the security estimator even if the document holds a report.")
 @click.option("--name", required=True, help="Build name: lowercase C++ identifier, e.g. demo.")
+@click.option("--force", is_flag=True,
+              help="Replace an existing generated/NAME of different parameters.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               default=codegen.DEFAULT_OUT, show_default="generated/",
               help="Directory that receives NAME/.")
 def generate(
     params_file: Path | None,
     records: str | None,
+    from_db: Path | None,
+    headroom: str | None,
     record_size: str | None,
     variant: str | None,
     objective: str | None,
@@ -51,11 +69,17 @@ def generate(
     profile_path: Path | None,
     refresh_security: bool,
     name: str,
+    force: bool,
     out_dir: Path,
 ) -> None:
     """Generate generated/NAME/: params.json, params.hpp, instance, bench entry points, CMake."""
-    if (params_file is None) == (records is None):
-        raise SpiralpirError("give either --params FILE or --records N --record-size B")
+    if sum(x is not None for x in (params_file, records, from_db)) != 1:
+        raise SpiralpirError("give one of --params FILE, --records N --record-size B, or "
+                             "--from-db FILE")
+    if headroom is not None and from_db is None:
+        raise SpiralpirError("--headroom goes with --from-db")
+    if from_db is not None:
+        records, record_size = db_shape(from_db, record_size, headroom)
     if params_file is not None:
         plan_opts = (record_size, variant, objective, blocks, min_security, max_query_bytes,
                      max_params_bytes, max_response_bytes, profile_path)
@@ -73,7 +97,63 @@ def generate(
         options.update(caps(max_query_bytes, max_params_bytes, max_response_bytes))
         doc = plan_json(parse_count(records, "--records"),
                             parse_count(record_size, "--record-size"), **options)
+    if not force:
+        check_replaces_same(out_dir / name, codegen.normalize_params(doc.get("params", {})))
     target = codegen.generate_from_document(name, doc, out_dir, refresh_security)
     files = sorted([*codegen.TEMPLATE_FILES, "params.json"])
     click.echo(f"generated {target}/ ({', '.join(files)})")
     click.echo(f"next: spiralpir build {target}")
+
+
+def parse_headroom(text: str) -> Fraction:
+    """'20%' or '20' -> 1/5 (a percentage, ASCII digits; exact, so 10% of 3000 is 300)."""
+    m = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)\s*%?", text.strip(), re.ASCII)
+    if m is None:
+        raise SpiralpirError(f"--headroom '{text}': expected a percentage such as 20%")
+    return Fraction(m.group(1)) / 100
+
+
+def db_shape(path: Path, record_size: str | None, headroom: str | None) -> tuple[str, str]:
+    """(--records, --record-size) for the database at path: its record count (plus headroom)
+    and the given record size or its longest value; says what it read."""
+    size = parse_count(record_size, "--record-size") if record_size is not None else None
+    found = records_file.survey(path, size)
+    extra = parse_headroom(headroom) if headroom is not None else Fraction(0)
+    count = math.ceil(found.num_records * (1 + extra))
+    planned_size = size if size is not None else found.max_size
+    if planned_size < 1:
+        raise SpiralpirError(f"{path}: every value is empty; give --record-size")
+    grown = f" (+{float(extra * 100):g}% headroom)" if extra else ""
+    longest = "" if found.fmt == "binary" else f", longest value {found.max_size} bytes"
+    click.echo(f"{path}: {found.num_records:,} records ({found.fmt}{longest}); planning for "
+               f"{count:,} records{grown} of {planned_size} bytes", err=True)
+    return str(count), str(planned_size)
+
+
+def changed_fields(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """'field old -> new' for each field whose value differs (absent: '-')."""
+    missing = object()
+    out = []
+    for key in sorted(set(old) | set(new)):
+        a, b = old.get(key, missing), new.get(key, missing)
+        if a != b:
+            shown = ["-" if v is missing else json.dumps(v) for v in (a, b)]
+            out.append(f"{key} {shown[0]} -> {shown[1]}")
+    return out
+
+
+def check_replaces_same(target: Path, params: dict[str, Any]) -> None:
+    """An error if target holds a build of other parameters: clients and servers find a build
+    by its name, so new parameters under an old name would break their copies."""
+    existing = target / "params.json"
+    if not existing.is_file():
+        return
+    try:
+        old = codegen.normalize_params(json.loads(existing.read_text(encoding="utf-8"))["params"])
+    except (OSError, ValueError, KeyError, TypeError, SpiralpirError):
+        raise SpiralpirError(f"{target} exists but its params.json is unreadable; give --force "
+                             "to replace it, or another --name") from None
+    diff = changed_fields(old, params)
+    if diff:
+        raise SpiralpirError(f"{target} holds a build of other parameters ({'; '.join(diff)}); "
+                             "give --force to replace it, or another --name")

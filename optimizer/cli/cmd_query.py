@@ -7,8 +7,10 @@ import json
 import os
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import click
+from spiralpir.optimizer.cli.out_paths import check_out_file
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.service.http_api import parse_decimal
 from spiralpir.optimizer.service.pir_client import PirClient
@@ -30,12 +32,34 @@ def parse_blocks(text: str | None, count: int) -> list[int] | None:
     return list(range(start, stop))
 
 
-def ascii_index(_ctx: click.Context, _param: click.Parameter, value: str) -> int:
-    """--index: a record index in ASCII digits ('١' or '²' are not numbers here)."""
+def ascii_index(_ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]) -> int:
+    """--index: one record index in ASCII digits ('١' or '²' are not numbers here). The option
+    is declared repeatable only so that a second --index is refused instead of silently
+    replacing the first."""
+    if len(values) != 1:
+        raise SpiralpirError("give one --index; batch queries are not supported yet")
+    value = values[0]
     index = parse_decimal(value)
     if index is None:
         raise SpiralpirError(f"--index '{value}': expected a record index (ASCII digits)")
     return index
+
+
+def server_url(text: str) -> str:
+    """--server: an http(s) URL; a bare HOST:PORT means http://HOST:PORT, since `spiralpir
+    serve` speaks plain HTTP (https is for a TLS proxy in front of it)."""
+    url = text.strip()
+    if "://" not in url:
+        url = "http://" + url
+    parts = urlsplit(url)
+    try:
+        parts.port  # noqa: B018 -- raises on a port that is not a number
+    except ValueError:
+        parts = parts._replace(netloc="")
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise SpiralpirError(f"--server '{text}': expected a server URL such as "
+                             "http://127.0.0.1:8080")
+    return url
 
 
 def write_atomic(out: Path, data: bytes) -> None:
@@ -46,7 +70,8 @@ def write_atomic(out: Path, data: bytes) -> None:
 
 @click.command(name="query")
 @click.option("--server", "url", required=True, help="Server URL, e.g. http://127.0.0.1:8080")
-@click.option("--index", required=True, callback=ascii_index, help="Record index (0-based).")
+@click.option("--index", required=True, multiple=True, callback=ascii_index,
+              help="Record index (0-based); one per query.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write exactly the record's bytes to this file (--stream: the records of "
               "the blocks, concatenated in block order).")
@@ -73,7 +98,9 @@ def query(url: str, index: int, out: Path | None, streaming: bool, blocks_text: 
     """Fetch record INDEX without the server learning INDEX."""
     if (blocks_text is not None or in_flight != 2) and not streaming:
         raise SpiralpirError("--blocks and --in-flight need --stream")
-    client = PirClient(url, source_dir=source_dir, build_dir=build_dir, state_path=state)
+    check_out_file(out, "--out")
+    client = PirClient(server_url(url), source_dir=source_dir, build_dir=build_dir,
+                       state_path=state)
     try:
         if streaming:
             blocks = parse_blocks(blocks_text, len(client.blocks))

@@ -20,6 +20,7 @@ from spiralpir.optimizer.service import http_server, pir_server, store
 from spiralpir.optimizer.service import records as database
 from spiralpir.optimizer.service.binding import prepared_query_bytes
 from spiralpir.optimizer.service.builds import open_build
+from spiralpir.optimizer.service.listener import bind_listener
 
 
 @click.command(name="serve")
@@ -66,6 +67,8 @@ from spiralpir.optimizer.service.builds import open_build
               help="Stream sessions (prepared queries) kept; the least recently used goes first.")
 @click.option("--stream-ttl", type=float, default=600.0, show_default=True,
               help="Seconds an idle stream session is kept.")
+@click.option("--quiet", is_flag=True, help="No access log (one line per request on stderr: "
+              "peer, method, path, status, response bytes, seconds).")
 @click.option("--ci", is_flag=True, help="Use the build's CI-sized twin.")
 @click.option("--build-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
 def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...],
@@ -73,7 +76,7 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
           preprocessed: Path | None, no_cache: bool, max_clients: int | None,
           client_memory: str, workers: int, max_queue: int, max_uploads: int,
           header_timeout: float, body_timeout: float, max_streams: int, stream_ttl: float,
-          ci: bool, build_dir: Path | None) -> None:
+          quiet: bool, ci: bool, build_dir: Path | None) -> None:
     """Serve DB privately: POST /v1/setup, POST /v1/query, GET /v1/params, GET /v1/health
     (with --stream: POST /v1/stream, GET /v1/stream/ID/blocks/K, DELETE /v1/stream/ID)."""
     if (db_path is None) == (not stream_paths):
@@ -81,6 +84,7 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
     memory = parse_size(client_memory, "--client-memory")
     limits = http_server.Limits(header_timeout, body_timeout, max_uploads, max_queue)
     paths = pir_server.stream_block_paths(stream_paths) if stream_paths else []
+    sock = bind_listener(host, port)  # a port in use is an error now, not after preprocessing
     build = open_build(source_dir, build_dir, ci=ci)
     tag = build.name + ("_ci" if ci else "")
 
@@ -103,7 +107,7 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
         records = database.read_records(db_path, build.record_size, record_size, fmt)
         srv = pir_server.PirServer(build, records, preprocessed=cache_path(db_path), **common)
         click.echo(f"serving {srv.num_records} records x {srv.record_size} bytes with build "
-                   f"{build.label}", err=True)
+                   f"{build.label}" + assumed_size(records, record_size), err=True)
     else:
         caches = [cache_path(p) for p in paths]  # option errors before reading any block
         blocks = [(database.read_records(p, build.record_size, record_size, fmt), pre)
@@ -122,7 +126,16 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
                f"queries); {workers} worker(s), {max_queue} queued, "
                f"{max_uploads} uploads at once; timeouts: header {header_timeout:g} s, body "
                f"{body_timeout:g} s", err=True)
-    http_server.run(srv, host, port, workers, limits)
+    http_server.run(srv, host, port, workers, limits, sock=sock, quiet=quiet)
+
+
+def assumed_size(records: database.Records, record_size: int | None) -> str:
+    """A binary file does not record its record size: say which one was assumed, since a file
+    of shorter records whose length happens to divide would be read as fewer, longer ones."""
+    if records.fmt != "binary" or record_size is not None:
+        return ""
+    return (f" ({records.source} read as {records.record_size}-byte records, the build's "
+            "record size; give --record-size if its records are shorter)")
 
 
 SIZE_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,

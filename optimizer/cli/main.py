@@ -85,11 +85,21 @@ def message(exc: SpiralpirError) -> str:
     return str(exc)
 
 
+def usage_message(exc: click.UsageError) -> str:
+    """click's usage error as one line, naming the command and where to read its usage."""
+    command = exc.ctx.command_path if exc.ctx is not None else "spiralpir"
+    text = " ".join(exc.format_message().split())
+    return f"{command}: {text} (see '{command} --help')"
+
+
 def main() -> None:
     try:
         cli.main(standalone_mode=False)
     except SpiralpirError as exc:
         click.echo(f"spiralpir: error: {message(exc)}", err=True)
+        sys.exit(2)
+    except click.UsageError as exc:
+        click.echo(f"spiralpir: error: {usage_message(exc)}", err=True)
         sys.exit(2)
     except click.exceptions.Abort:
         click.echo("spiralpir: aborted", err=True)

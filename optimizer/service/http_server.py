@@ -20,6 +20,7 @@ import contextlib
 import ctypes
 import math
 import signal
+import socket
 import sys
 import threading
 import time
@@ -131,7 +132,17 @@ class GuardedConnection(web.RequestHandler):
         return resp
 
 
-def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None) -> web.Application:
+def access_line(request: Any, resp: Any, seconds: float) -> str:
+    """One access log line: peer, method, path, status, response bytes, seconds."""
+    size = resp.body_length if resp.prepared else (resp.content_length or 0)
+    peer = request.remote or "-"
+    return (f"{peer} {request.method} {one_line(request.path, 120)} {resp.status} {size} B "
+            f"{seconds:.3f} s")
+
+
+def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None,
+             access_log: Callable[[str], None] | None = None) -> web.Application:
+    """The HTTP API over server; access_log receives one line per request answered."""
     limits = limits or Limits()
     workers = max(1, workers)
     setup_limit = api.body_limit(server.public_params_bytes)
@@ -340,14 +351,19 @@ def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None) 
         """Stops the connection's header clock while the request is handled, and answers every
         error as JSON: the router's 404/405 (with Allow), a body where the route takes none, and
         any failure of a handler (500, logged)."""
+        start = time.perf_counter()
         conn = request.protocol
         if not isinstance(conn, GuardedConnection):
-            return await guarded(request, handler)
-        conn.head_arrived()
-        try:
-            return await guarded(request, handler)
-        finally:
-            conn.await_head()
+            resp = await guarded(request, handler)
+        else:
+            conn.head_arrived()
+            try:
+                resp = await guarded(request, handler)
+            finally:
+                conn.await_head()
+        if access_log is not None:
+            access_log(access_line(request, resp, time.perf_counter() - start))
+        return resp
 
     async def guarded(request: Any, handler: Callable[[Any], Any]) -> Any:
         route = (request.path, request.method)
@@ -421,9 +437,12 @@ def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None) 
 
 
 def run(server: PirServer, host: str, port: int, workers: int = 2,
-        limits: Limits | None = None) -> None:
+        limits: Limits | None = None, sock: socket.socket | None = None,
+        quiet: bool = False) -> None:
     """Serve until SIGINT/SIGTERM (when run in the main thread; in another thread it serves
-    until the process ends); prints one 'listening on URL' line once bound."""
+    until the process ends); prints one 'listening on URL' line once bound. `sock`: a socket
+    bound earlier (listener.bind_listener) to serve on instead of binding host:port. Each
+    request answered is logged on stderr (access_line) unless quiet."""
     limits = limits or Limits()
 
     async def main() -> None:
@@ -432,7 +451,8 @@ def run(server: PirServer, host: str, port: int, workers: int = 2,
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.add_signal_handler(sig, stop.set)
-        runner = web.AppRunner(make_app(server, workers, limits), access_log=None,
+        log = None if quiet else (lambda line: print(line, file=sys.stderr, flush=True))
+        runner = web.AppRunner(make_app(server, workers, limits, log), access_log=None,
                                shutdown_timeout=2.0)
         await runner.setup()
         manager = runner.server
@@ -442,7 +462,10 @@ def run(server: PirServer, host: str, port: int, workers: int = 2,
             return GuardedConnection(manager, loop=loop, header_timeout=limits.header_timeout,
                                      lingering_time=LINGER_SECONDS, access_log=None)
 
-        listener = await loop.create_server(connection, host, port, reuse_address=True)
+        if sock is not None:
+            listener = await loop.create_server(connection, sock=sock)
+        else:
+            listener = await loop.create_server(connection, host, port, reuse_address=True)
         bound = listener.sockets[0].getsockname()[1] if listener.sockets else port
         shown = f"[{host}]" if ":" in host else host
         print(f"listening on http://{shown}:{bound}", flush=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import sys
 import threading
 import time
@@ -37,6 +38,7 @@ from spiralpir.optimizer.service.binding import (
     prepared_query_bytes,
 )
 from spiralpir.optimizer.service.http_api import API_VERSION, client_id_of
+from spiralpir.optimizer.service.progress_lines import ProgressLines
 from spiralpir.optimizer.service.sessions import StreamSession, StreamSessions, UnknownStream
 
 
@@ -120,6 +122,22 @@ def stream_block_paths(paths: Sequence[Path]) -> list[Path]:
     return out
 
 
+def disk_size(n: int) -> str:
+    """Bytes as a short size: '2.1 GB', '512.0 MB', '4.6 kB'."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} B"
+
+
+def free_space(path: Path) -> str:
+    """'N GB free' on the file system that receives path (or that it is unknown)."""
+    try:
+        return f"{disk_size(shutil.disk_usage(path.parent).free)} free"
+    except OSError:
+        return "free space unknown"
+
+
 class PirServer:
     """One build serving one database, or (``blocks``) a sequence of databases of that build
     answered with one uploaded query each (streaming mode)."""
@@ -198,16 +216,21 @@ class PirServer:
                 return block
         start = time.perf_counter()
         bar: Any = None
-        if progress:
+        lines = None
+        if progress and sys.stderr.isatty():
             from tqdm import tqdm
 
             bar = tqdm(total=None, desc=f"preprocessing {what}", unit="pt", file=sys.stderr,
-                       leave=False, mininterval=0.5, disable=None)
+                       leave=False, mininterval=0.5)
+        elif progress:  # a log file or pipe: lines, not a bar
+            lines = ProgressLines(f"preprocessing {what}", self._log)
 
         def on_progress(done: int, total: int) -> None:
             if bar is not None:
                 bar.total = total
                 bar.update(done - bar.n)
+            if lines is not None:
+                lines(done, total)
 
         try:
             block.db.load_records(records.data, records.num_records, records.record_size,
@@ -219,8 +242,12 @@ class PirServer:
         self._log(f"preprocessed {what}: {records.num_records} records in "
                   f"{block.preprocess_seconds:.2f} s")
         if preprocessed is not None:
+            self._log(f"writing {disk_size(self._object_bytes)} to {preprocessed} "
+                      f"({free_space(preprocessed)}; --no-cache to skip)")
+            start = time.perf_counter()
             store.save(preprocessed, tie, block.db.save_db)
-            self._log(f"saved preprocessed {what} to {preprocessed}")
+            self._log(f"saved preprocessed {what} to {preprocessed} in "
+                      f"{time.perf_counter() - start:.1f} s")
             if self.streaming:
                 # serve the saved file memory-mapped, as after a restart: the blocks of a long
                 # stream then need not all fit in memory at once (the kernel pages them)

@@ -17,13 +17,14 @@ import binascii
 import json
 import mmap
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from spiralpir.optimizer.errors import SpiralpirError
 
 FORMATS = ("binary", "dir", "jsonl")
+MAX_NAMED = 5  # over-long values named in an error (all are counted)
 
 
 @dataclass
@@ -54,7 +55,11 @@ def shape_str(num_records: int, record_size: int) -> str:
     return f"{num_records} records x {record_size} bytes"
 
 
-def _binary(path: Path, record_size: int) -> Records:
+def _binary_count(path: Path, record_size: int) -> int:
+    """The records of a binary file of record_size-byte records (a length that does not
+    divide is an error: the file holds records of another size)."""
+    if record_size < 1:
+        raise SpiralpirError("--record-size must be >= 1")
     size = path.stat().st_size
     if size == 0:
         raise SpiralpirError(f"{path} is empty")
@@ -63,6 +68,11 @@ def _binary(path: Path, record_size: int) -> Records:
             f"{path} is {size} bytes, not a multiple of the record size {record_size}: "
             "give the right --record-size"
         )
+    return size // record_size
+
+
+def _binary(path: Path, record_size: int) -> Records:
+    size = _binary_count(path, record_size) * record_size
     try:
         with open(path, "rb") as fh:
             data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_COPY)
@@ -146,22 +156,94 @@ def _dir_values(path: Path) -> Iterator[tuple[str, bytes]]:
         yield f"file {f}", data
 
 
+@dataclass
+class TooLong:
+    """The values longer than an item size: the first MAX_NAMED named, all counted."""
+
+    item_size: int
+    named: list[str] = field(default_factory=list)
+    count: int = 0
+    longest: int = 0
+
+    def add(self, index: int, where: str, length: int) -> None:
+        if len(self.named) < MAX_NAMED:
+            self.named.append(f"record {index} ({where}) is {length} bytes")
+        self.count += 1
+        self.longest = max(self.longest, length)
+
+    def check(self) -> None:
+        if self.count == 1:
+            raise SpiralpirError(f"{self.named[0]}, longer than the item size {self.item_size} "
+                                 "bytes; values are never truncated")
+        if self.count:
+            more = self.count - len(self.named)
+            raise SpiralpirError(
+                f"{self.count} records are longer than the item size {self.item_size} bytes "
+                f"(the longest {self.longest} bytes; values are never truncated): "
+                + "; ".join(self.named) + (f"; and {more} more" if more else ""))
+
+
+@dataclass
+class Survey:
+    """What a database holds, read from the data: its records and the longest value."""
+
+    num_records: int
+    max_size: int
+    fmt: str
+
+
 def _variable(path: Path, fmt: str, item_size: int) -> Records:
     values = _jsonl_values(path) if fmt == "jsonl" else _dir_values(path)
     data = bytearray()
     count = 0
+    too_long = TooLong(item_size)
     for where, value in values:
         if len(value) > item_size:
-            raise SpiralpirError(
-                f"record {count} ({where}) is {len(value)} bytes, longer than the item size "
-                f"{item_size} bytes; values are never truncated"
-            )
-        data += value
-        data += bytes(item_size - len(value))
+            too_long.add(count, where, len(value))
+        elif not too_long.count:
+            data += value
+            data += bytes(item_size - len(value))
         count += 1
+    too_long.check()
     if count == 0:
         raise SpiralpirError(f"{path} holds no records")
     return Records(data, count, item_size, str(path), fmt)
+
+
+def survey(path: Path, record_size: int | None = None, fmt: str | None = None) -> Survey:
+    """Count the records of a database and find its longest value, without keeping them. A
+    binary file does not record its record size: it needs record_size. With record_size,
+    values longer than it are an error listing them."""
+    path = Path(path)
+    fmt = _check_path(path, fmt)
+    if fmt == "binary":
+        if record_size is None:
+            raise SpiralpirError(f"{path} is a binary file, which does not record its record "
+                                 "size: give --record-size")
+        return Survey(_binary_count(path, record_size), record_size, fmt)
+    values = _jsonl_values(path) if fmt == "jsonl" else _dir_values(path)
+    count = longest = 0
+    too_long = TooLong(record_size or 0)
+    for where, value in values:
+        if record_size is not None and len(value) > record_size:
+            too_long.add(count, where, len(value))
+        longest = max(longest, len(value))
+        count += 1
+    too_long.check()
+    if count == 0:
+        raise SpiralpirError(f"{path} holds no records")
+    return Survey(count, longest, fmt)
+
+
+def _check_path(path: Path, fmt: str | None) -> str:
+    if not path.exists():
+        raise SpiralpirError(f"no such database: {path}")
+    fmt = fmt or detect_format(path)
+    if fmt not in FORMATS:
+        raise SpiralpirError(f"unknown database format '{fmt}' (use {', '.join(FORMATS)})")
+    if fmt == "binary" and path.is_dir():
+        raise SpiralpirError(f"{path} is a directory, not a binary records file")
+    return fmt
 
 
 def read_records(path: Path, planned_size: int, record_size: int | None = None,
@@ -169,18 +251,9 @@ def read_records(path: Path, planned_size: int, record_size: int | None = None,
     """Read a database. Binary files use record_size (default: the build's planned size);
     variable-size values are padded to the planned size."""
     path = Path(path)
-    if not path.exists():
-        raise SpiralpirError(f"no such database: {path}")
-    fmt = fmt or detect_format(path)
-    if fmt not in FORMATS:
-        raise SpiralpirError(f"unknown database format '{fmt}' (use {', '.join(FORMATS)})")
+    fmt = _check_path(path, fmt)
     if fmt == "binary":
-        if path.is_dir():
-            raise SpiralpirError(f"{path} is a directory, not a binary records file")
-        rs = record_size or planned_size
-        if rs < 1:
-            raise SpiralpirError("--record-size must be >= 1")
-        return _binary(path, rs)
+        return _binary(path, record_size or planned_size)
     if record_size is not None and record_size > planned_size:
         raise SpiralpirError(
             f"--record-size {record_size} exceeds the build's item size {planned_size}"
