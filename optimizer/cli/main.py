@@ -98,20 +98,17 @@ def main() -> None:
     except SpiralpirError as exc:
         click.echo(f"spiralpir: error: {message(exc)}", err=True)
         sys.exit(2)
+    except click.exceptions.NoArgsIsHelpError as exc:  # bare `spiralpir`: the help, as before
+        exc.show()
+        sys.exit(exc.exit_code)
     except click.UsageError as exc:
         click.echo(f"spiralpir: error: {usage_message(exc)}", err=True)
         sys.exit(2)
     except click.exceptions.Abort:
         click.echo("spiralpir: aborted", err=True)
         sys.exit(130)
-    except click.exceptions.NoArgsIsHelpError as exc:  # bare `spiralpir`: the help, as before
-        exc.show()
-        sys.exit(exc.exit_code)
-    except click.ClickException as exc:  # a usage error: one line, like every other error
-        ctx = getattr(exc, "ctx", None)
-        hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
-        click.echo(f"spiralpir: error: {exc.format_message()}{hint}", err=True)
+    except click.ClickException as exc:  # click's other errors (e.g. a file): one line too
+        click.echo(f"spiralpir: error: {' '.join(exc.format_message().split())}", err=True)
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
-
