@@ -3,22 +3,38 @@
 Owns `search(records, record_size, options, top)`. Steps:
 
 1. Python builds the model's tables (plan/space.py, plan/evaluate.py): the secure rings,
-   and per ring the structures (n, p, ν1, ν2, layout). Each structure gets cheap, valid lower bounds
+   and per ring the structures (n, p, ν1, ν2, layout). A structure with the same ring, n, ν1,
+   ν2 and instances as one with a smaller p is dropped: its server time is the same gadget for
+   gadget, and its noise, q2 and response are no smaller (all grow with p), so it never ranks
+   better. Each structure gets cheap, valid lower bounds
    — on noise (every gadget-dependent term at its minimum) and on the objective (every stage's time
    with each gadget length at its smallest, split into the one-time and per-database parts for the
    `stream` objective; the response with the smallest admissible q2) — and structures are visited in
-   lower-bound order. A structure is evaluated exactly over its whole gadget table (vectorized:
-   t_gsw × t_conv × t_exp_left × t_exp_right, q2_bits the smallest correct one) only while its bound
-   can still beat the K-th best candidate found so far; the rest are provably worse
-   (plan/bounds.py).
+   lower-bound order.
+   a. The optimum: a structure is evaluated exactly over its whole gadget table (vectorized:
+      t_gsw × t_conv × t_exp_left × t_exp_right, q2_bits the smallest correct one) only while
+      its bound can still beat the K-th best structure found so far; the rest are provably
+      worse (plan/bounds.py).
+   b. The band (plan/ranking.py): every structure whose objective bound lies within the band
+      of the optimum (of the K-th best, for the alternatives) is visited in order of its
+      server-time lower bound (when the tie key starts with seconds) and evaluated until that
+      bound exceeds the K-th fastest plan found in the optimum's band; each keeps its best row
+      by the objective and its best rows in the band by the tie key.
 2. Z3 (`z3.Optimize`) then chooses the plan among the surviving tables: integer variables for
    poly_len, the modulus, n, log2 p, ν1, ν2, the four gadget lengths, q2_bits and instances,
    each tied to a table row; constraints for security, correctness (the row's log2 failure),
-   the user's caps, and the objective (as its integer rank among the rows) to minimize. The next
-   best alternatives are found by blocking each chosen structure and solving again.
+   the user's caps; it minimizes the objective (as its integer rank among the rows), then,
+   constrained to that optimum's band, the tie key (its rank). The next best alternatives are
+   found by blocking each chosen structure and solving again (each with its own optimum's
+   band).
+
+Guarantee: the first plan is exactly the ranking's choice over the whole model (the pruning
+in 1a and 1b only drops structures that provably cannot be it). The alternatives are the
+ranking's choices among the rows kept (ROWS_PER_STRUCTURE per structure in the K-th band),
+not over the whole model.
 
 The oracle (plan/oracle.py) evaluates the same model without pruning; tests check that
-both find the same optimum.
+both make the same choice.
 """
 
 from __future__ import annotations
@@ -56,10 +72,16 @@ def candidate_rows(records: int, record_size: int, options: Options, top: int) -
     keep = max(top, 1)
     pending: list[tuple[float, int, Structure]] = []
     total = 0
+    shapes: set[tuple[object, ...]] = set()
     for ring in rings(options):
-        for s in structures(records, record_size, ring, options):
+        for s in structures(records, record_size, ring, options):  # p ascending per shape
             total += 1
+            shape = (ring, s.n, s.nu_1, s.nu_2, s.instances)
+            if shape in shapes:
+                continue  # dominated by the same shape with a smaller p (module docstring)
             lb, possible = lower_bounds(s, options, profile)
+            if possible:
+                shapes.add(shape)
             if possible and math.isfinite(lb):
                 pending.append((lb, len(pending), s))
     pending.sort(key=lambda x: (x[0], x[1]))
