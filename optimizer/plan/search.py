@@ -39,6 +39,7 @@ both make the same choice.
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from dataclasses import dataclass
@@ -94,11 +95,13 @@ def candidate_rows(records: int, record_size: int, options: Options, top: int) -
 
     # 1a: the objective's optimum (and the keep-th best structure's, for the alternatives)
     best_structs: list[float] = []  # best objective of each evaluated structure (sorted)
+    rows: list[Row] = []  # each evaluated structure's best row by the objective, then 1b's
     for lb, i, s in pending:
         if len(best_structs) >= keep and lb > best_structs[keep - 1]:
             break
         mine = best_rows(s, ev_of(i, s), 1, records, record_size, options)
         if mine:
+            rows.extend(mine)
             best_structs.append(mine[0].objective)
             best_structs.sort()
     if not best_structs:
@@ -111,7 +114,6 @@ def candidate_rows(records: int, record_size: int, options: Options, top: int) -
     near = [(seconds_lower_bound(s, options, profile) if by_seconds else lb, i, s)
             for lb, i, s in pending if lb <= band_k]
     near.sort(key=lambda x: (x[0], x[1]))
-    rows: list[Row] = []
     fastest: list[float] = []  # seconds of each structure's tie-best plan in the first band
     for tlb, i, s in near:
         if by_seconds and len(fastest) >= keep and tlb > fastest[keep - 1]:
@@ -205,6 +207,11 @@ def z3_choose(rows: list[Row], options: Options, top: int) -> list[Row]:
     return chosen
 
 
+def _identity(row: Row) -> str:
+    """One key per plan: structures add the same row from several steps."""
+    return json.dumps(row.literal, sort_keys=True)
+
+
 def search(records: int, record_size: int, options: Options, top: int = 1) -> SearchResult:
     if records < 1:
         raise InvalidOption("records", f"must be >= 1, got {records}")
@@ -216,10 +223,10 @@ def search(records: int, record_size: int, options: Options, top: int = 1) -> Se
     # optimum's row first) and the best by the tie key in the first band, then in the band of
     # the alternatives; the caps are already applied in Python, so Z3 rejects none of them
     band1 = band_limit(options.objective, optimum)
-    unique = list({id(r): r for r in rows}.values())
+    unique = list({_identity(r): r for r in rows}.values())
     by_obj = sorted(unique, key=lambda r: r.objective)
     by_tie = sorted(unique, key=lambda r: tie_key(options.objective, r))
     picked = by_obj[:top * ROWS_PER_STRUCTURE + 1] + \
         [r for r in by_tie if r.objective <= band1][:MAX_Z3_ROWS // 2] + by_tie[:MAX_Z3_ROWS // 2]
-    chosen = z3_choose(list({id(r): r for r in picked}.values()), options, top)
+    chosen = z3_choose(list({_identity(r): r for r in picked}.values()), options, top)
     return SearchResult(chosen, total, evaluated, len(rows), time.perf_counter() - t0)
