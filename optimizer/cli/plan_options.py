@@ -11,7 +11,10 @@ OBJECTIVE_HELP = (
     "the per-database server seconds - first dimension, folding, packing, modulus switching - "
     "with the one-time parse/expansion/conversion excluded, or amortised with --blocks). "
     "stream applies to every variant (the runtime prepares a query of any variant once); the "
-    "stream variants are the ones built for it.")
+    "stream variants are the ones built for it. Ties: among plans within a band of the "
+    "optimum (response/traffic: max(1%, 256 B) more bytes; the others: exact ties) the plan "
+    "with the least server seconds, then query + response bytes, then public params wins "
+    "(time: traffic first).")
 BLOCKS_HELP = (
     "With --objective stream: the databases answered per prepared query; the one-time part "
     "counts 1/K per database. Default: unbounded (the one-time part only breaks ties).")

@@ -67,3 +67,11 @@ def lower_bounds(s: Structure, options: Options, profile: Profile) -> tuple[floa
     if resp > options.max_response_bytes or query > options.max_query_bytes:
         return math.inf, False
     return float(objective_value(options, one_time, per_db, resp, query)), possible
+
+
+def seconds_lower_bound(s: Structure, options: Options, profile: Profile) -> float:
+    """Server seconds of the structure with every gadget length at its smallest: a lower bound
+    over its gadget table (the tie key's first term, plan/ranking.py)."""
+    sigma2 = options.noise_width**2 / (2 * math.pi)
+    t_min = ring_minima(s.ring.poly_len, s.ring.modulus.q, sigma2)[2]
+    return sum(time_lower_bound(options.variant, s, t_min, profile))

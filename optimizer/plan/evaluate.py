@@ -42,6 +42,7 @@ from spiralpir.optimizer.models.noise import max_gaussian_variance
 from spiralpir.optimizer.params.parameters import Q2_BITS_RANGE, ceil_log2
 from spiralpir.optimizer.params.primes import find_q2
 from spiralpir.optimizer.params.variants import is_pack, is_stream
+from spiralpir.optimizer.plan.ranking import tie_order
 from spiralpir.optimizer.plan.space import (
     EPS,
     STREAM_TIE_WEIGHT,
@@ -345,11 +346,18 @@ class Row:
 
 
 def best_rows(s: Structure, ev: Evaluation, count: int, records: int, record_size: int,
-              options: Options) -> list[Row]:
-    """The `count` best feasible gadget choices of an evaluated structure (objective
-    ascending; [] if none is feasible)."""
-    idx = np.flatnonzero(ev.feasible)
-    order = idx[np.argsort(ev.objective[idx], kind="stable")[:count]]
+              options: Options, limit: float | None = None) -> list[Row]:
+    """The `count` best feasible gadget choices of an evaluated structure: by the objective
+    (ascending), or with `limit`, those whose objective is at most `limit` by the tie key
+    (plan/ranking.py). [] if none is feasible."""
+    if limit is None:
+        idx = np.flatnonzero(ev.feasible)
+        order = idx[np.argsort(ev.objective[idx], kind="stable")[:count]]
+    else:
+        idx = np.flatnonzero(ev.feasible & (ev.objective <= limit))
+        traffic = np.broadcast_to(ev.response_bytes + ev.query_bytes, ev.objective.shape)
+        order = idx[tie_order(options.objective, ev.seconds[idx], traffic[idx],
+                              ev.params_bytes[idx], ev.objective[idx])[:count]]
     return [Row(
         objective=float(ev.objective[i]),
         literal=literal(s, ev, int(i), records, record_size, options),
