@@ -1,20 +1,17 @@
 """The PIR client as a Python object (``PirClient``): private lookups against a spiralpir server.
 
-The client keeps its secret state in a local file (mode 0600, written to an exclusive temporary
-and renamed) together with the client id the server assigned, so public parameters are uploaded
-once per server. It learns the server's build from ``GET /v1/params`` and loads the matching
-local build (the same generated directory, compiled here). Nothing the server sends is trusted
-to pick code: the build name must be a plain name (``[A-Za-z0-9_-]+``) naming a directory that
-resolves inside the generated root, and the server's parameters must equal the local
-``params.json`` before anything is compiled or loaded, and the loaded library's after. Every
-reply body is read with a size limit: the exact response size of the build for answers, a
-small limit for JSON.
+The client keeps its secret state in a local file (service/client_state.py) together with the
+client id the server assigned, so public parameters are uploaded once per server. It learns the
+server's build from ``GET /v1/params`` and loads the matching local build (the same generated
+directory, compiled here) only after the checks of service/client_wire.py: a plain build name
+inside the generated root, the server's parameters equal to the local ``params.json`` before
+anything is compiled or loaded (and the loaded library's after), every reply read with a size
+limit.
 
 Under load the client waits rather than fails: a 503 (the server's queue or upload slots are
 full) is sent again after the server's Retry-After, and an unknown client id (evicted, or a
 restarted server) uploads the public parameters again, each with exponential backoff and
-jitter, at most RETRIES times. The state file is checked when read: a file that is not a
-client state, or whose client id is not the id of its keys, is an error naming the file.
+jitter, at most RETRIES times.
 
 ``stream(i)`` retrieves record i of every block of a streaming server (``serve --stream``):
 one query is uploaded once, then each block's answer is fetched and decoded; the report
@@ -25,237 +22,44 @@ figures.
 from __future__ import annotations
 
 import base64
-import binascii
-import hashlib
 import json
-import os
 import queue
-import random
-import re
-import secrets
 import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import requests
 from spiralpir.optimizer.errors import SpiralpirError
-from spiralpir.optimizer.resources import GENERATED_DIR
 from spiralpir.optimizer.service import http_api as api
 from spiralpir.optimizer.service.binding import Build, ClientKeys, build_literal
 from spiralpir.optimizer.service.builds import open_build
+from spiralpir.optimizer.service.client_state import (
+    STATE_VERSION,
+    default_state_path,
+    read_state_file,
+    state_keys,
+    write_private_file,
+)
+from spiralpir.optimizer.service.client_wire import (
+    MAX_JSON_BYTES,
+    RETRIES,
+    Reply,
+    backoff_seconds,
+    check_build_name,
+    check_same_params,
+    generated_source,
+    read_reply,
+    reported_count,
+    reported_seconds,
+    reported_stages,
+)
 from spiralpir.optimizer.service.results import BlockResult, QueryResult, StreamResult
 from tqdm import tqdm
-
-STATE_VERSION = 1
-
-BUILD_NAME = re.compile(r"[A-Za-z0-9_-]+")
-MAX_JSON_BYTES = 1 << 20  # a JSON reply (parameters, ids, errors) is far smaller
-# resending after a 503 or an unknown client id: at most RETRIES times, the n-th after
-# BACKOFF_BASE * 2^n seconds (at most BACKOFF_CAP, jittered down to half) or the server's
-# Retry-After (believed up to MAX_RETRY_AFTER), whichever is longer
-RETRIES = 8
-BACKOFF_BASE = 0.1
-BACKOFF_CAP = 5.0
-MAX_RETRY_AFTER = 30
-_SECONDS = re.compile(r"[0-9]{1,12}(\.[0-9]{1,12})?", re.ASCII)
-# local params.json names that the runtime's parameter JSON spells differently
-_RUNTIME_NAMES = {"records": "num_records", "secret_distribution": "secret_dist"}
-
-
-def check_build_name(name: object) -> str:
-    """The server's build name, if it is a plain directory name; else an error."""
-    if not isinstance(name, str) or not BUILD_NAME.fullmatch(name):
-        raise SpiralpirError(f"the server reported the build name {name!r}: not a plain name "
-                             "([A-Za-z0-9_-]+); refusing to build or load anything for it")
-    return name
-
-
-def generated_source(name: str, root: Path = GENERATED_DIR) -> Path:
-    """generated/NAME, required to resolve inside the generated root (no symlink escapes)."""
-    base = Path(root).resolve()
-    src = (base / check_build_name(name)).resolve()
-    if not src.is_relative_to(base) or src == base:
-        raise SpiralpirError(f"build '{name}' resolves to {src}, outside {base}")
-    return src
-
-
-def differing_fields(server: Mapping[str, Any], local: Mapping[str, Any]) -> list[str]:
-    """The fields of `local` whose value the server reports differently, as readable lines."""
-    out = []
-    for key, want in sorted(local.items()):
-        got = server.get(_RUNTIME_NAMES.get(key, key), server.get(key))
-        if got != want:
-            out.append(f"{key}: server {json.dumps(got)}, local {json.dumps(want)}")
-    return out
-
-
-def check_same_params(server: object, local: Mapping[str, Any], what: str,
-                      exact: bool = False) -> None:
-    """An error naming each field the server reports differently from `local` (with `exact`,
-    also the fields `local` lacks)."""
-    if not isinstance(server, dict):
-        raise SpiralpirError("the server did not report its parameters")
-    diff = differing_fields(server, local)
-    if exact:
-        diff += [f"{k}: server {json.dumps(server[k])}, local absent"
-                 for k in sorted(set(server) - set(local))]
-    if diff:
-        raise SpiralpirError(f"parameter mismatch between the server and {what}: "
-                             + "; ".join(diff))
-
-
-@dataclass
-class Reply:
-    """An HTTP reply whose body was read with a size limit."""
-
-    status_code: int
-    headers: Mapping[str, str]
-    content: bytes
-
-    def json(self) -> Any:
-        return json.loads(self.content)
-
-    @property
-    def text(self) -> str:
-        return self.content.decode(errors="replace")
-
-
-def read_reply(r: Any, limit: int, what: str) -> Reply:
-    """Read the body of a streamed `requests` reply, refusing one longer than `limit` bytes
-    (the limit applies to 200/201 bodies; error bodies get the JSON limit)."""
-    with r:
-        cap = limit if r.status_code in (200, 201) else MAX_JSON_BYTES
-        declared = r.headers.get("Content-Length", "")
-        if declared.isascii() and declared.isdigit() and int(declared) > cap:
-            raise SpiralpirError(f"{what}: the server announced a {declared}-byte reply, more "
-                                 f"than the {cap} bytes expected; refusing it")
-        body = bytearray()
-        for chunk in r.iter_content(chunk_size=1 << 16):
-            body += chunk
-            if len(body) > cap:
-                raise SpiralpirError(f"{what}: the server sent more than the {cap} bytes "
-                                     "expected; refusing the reply")
-        return Reply(r.status_code, r.headers, bytes(body))
-
-
-def write_private_file(path: Path, data: bytes) -> None:
-    """Write `data` to `path` atomically: an exclusive new temporary (mode 0600, never through
-    a symlink), fsync'd, then renamed over `path`."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    try:  # make the rename itself durable
-        dfd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
-        return
-    try:
-        os.fsync(dfd)
-    finally:
-        os.close(dfd)
-
-
-def reported_count(value: object, what: str) -> int:
-    """A count the server reported in JSON: a non-negative integer, nothing else."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise SpiralpirError(f"the server reported {what} = {json.dumps(value)[:60]}: not a "
-                             "non-negative integer")
-    return value
-
-
-def reported_seconds(text: str | None) -> float:
-    """Seconds the server reported in a header (figures only): NaN unless plain ASCII."""
-    return float(text) if text and _SECONDS.fullmatch(text) else float("nan")
-
-
-def reported_stages(text: str | None) -> dict[str, float]:
-    """The per-stage seconds header: {stage: seconds}, empty if malformed."""
-    try:
-        stages = json.loads(text or "{}")
-    except ValueError:
-        return {}
-    if not isinstance(stages, dict):
-        return {}
-    return {str(k): float(v) for k, v in stages.items()
-            if isinstance(v, int | float) and not isinstance(v, bool)}
-
-
-def backoff_seconds(attempt: int, retry_after: str | None = None,
-                    rng: random.Random | None = None) -> float:
-    """Seconds to wait before resending for the `attempt`-th time (0-based)."""
-    rng = rng or random.Random()
-    ceiling = min(BACKOFF_CAP, BACKOFF_BASE * 2 ** attempt)
-    delay = rng.uniform(ceiling / 2, ceiling)
-    hint = api.parse_decimal((retry_after or "").strip())
-    if hint is not None:
-        delay = max(delay, min(hint, MAX_RETRY_AFTER) * rng.uniform(1.0, 1.25))
-    return delay
-
-
-def read_state_file(path: Path) -> dict[str, Any]:
-    """A client state file's JSON object; an error naming the file otherwise."""
-    try:
-        state = json.loads(path.read_bytes())
-    except OSError as exc:
-        raise SpiralpirError(f"unreadable client state {path}: {exc.strerror or exc}") from exc
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise SpiralpirError(f"client state {path}: not JSON ({exc})") from exc
-    if not isinstance(state, dict):
-        raise SpiralpirError(f"client state {path}: expected a JSON object, found "
-                             f"{type(state).__name__ if state is not None else 'null'}")
-    return state
-
-
-def state_keys(path: Path, state: dict[str, Any], build: Build) -> tuple[ClientKeys, str | None]:
-    """The keys and client id a state file holds, checked: ``client_state`` is base64 of a
-    client state of `build`, and ``client_id`` (if any) is the id of those keys' public
-    parameters (a mismatched id would make the server answer with another client's
-    parameters, which decodes to garbage)."""
-    text = state.get("client_state")
-    if not isinstance(text, str):
-        what = "missing" if text is None else f"a JSON {type(text).__name__}, not a string"
-        raise SpiralpirError(f"client state {path}: 'client_state' is {what}")
-    try:
-        raw = base64.b64decode(text.encode("ascii"), validate=True)
-    except (UnicodeEncodeError, binascii.Error):
-        raise SpiralpirError(f"client state {path}: 'client_state' is not base64") from None
-    try:
-        keys = ClientKeys.load(build.lib, raw)
-    except SpiralpirError as exc:
-        raise SpiralpirError(f"client state {path}: 'client_state' is not a client of build "
-                             f"'{build.label}' ({' '.join(str(exc).split())})") from None
-    cid = state.get("client_id")
-    if cid is None:
-        return keys, None
-    expected = api.client_id_of(keys.public_params())
-    if cid != expected:
-        keys.close()
-        shown = json.dumps(cid)[:80]
-        raise SpiralpirError(f"client state {path}: 'client_id' {shown} is not the id of the "
-                             f"keys in 'client_state' ({expected}); the file was edited or "
-                             "mixed up: remove it to start a new client")
-    return keys, cid
-
-
-def default_state_path(server_url: str, build: str) -> Path:
-    base = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
-    tag = hashlib.sha256(server_url.encode()).hexdigest()[:12]
-    return base / "spiralpir" / f"client-{build}-{tag}.json"
-
 
 MAX_REOPENS = 3  # re-uploads of a streamed query when the server drops its session
 

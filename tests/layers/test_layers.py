@@ -88,6 +88,11 @@ PY_FORBIDDEN: Sequence[tuple[str, str, str]] = (
         "client and server meet only in what they share (http_api)",
     ),
     (
+        "spiralpir.optimizer.service.client_*",
+        "spiralpir.optimizer.service.pir_server",
+        "client and server meet only in what they share (http_api)",
+    ),
+    (
         "spiralpir.optimizer.cli.cmd_*",
         "spiralpir.optimizer.cli.cmd_*",
         "a command does not import another; shared steps live in a lower layer",

@@ -16,8 +16,8 @@ import pytest
 from service_helpers import DEMO
 from spiralpir.optimizer.build import builder
 from spiralpir.optimizer.errors import SpiralpirError
+from spiralpir.optimizer.service import client_state, client_wire, pir_client
 from spiralpir.optimizer.service import http_api as api
-from spiralpir.optimizer.service import pir_client
 from spiralpir.optimizer.service.binding import Build
 from spiralpir.optimizer.service.pir_client import PirClient
 
@@ -108,11 +108,11 @@ def test_build_names_must_resolve_under_the_generated_root(tmp_path: Path) -> No
     (root / "good").mkdir(parents=True)
     (tmp_path / "elsewhere").mkdir()
     (root / "escape").symlink_to(tmp_path / "elsewhere")
-    assert pir_client.generated_source("good", root) == (root / "good").resolve()
+    assert client_wire.generated_source("good", root) == (root / "good").resolve()
     with pytest.raises(SpiralpirError, match="outside"):
-        pir_client.generated_source("escape", root)
+        client_wire.generated_source("escape", root)
     with pytest.raises(SpiralpirError, match="not a plain name"):
-        pir_client.generated_source("../elsewhere", root)
+        client_wire.generated_source("../elsewhere", root)
 
 
 def test_parameters_are_compared_before_any_build(fake_server: Callable[[Routes], FakeServer],
@@ -168,7 +168,7 @@ def test_over_long_responses_are_refused(demo_build: Build, with_length: bool,
 
 def test_over_long_json_is_refused(fake_server: Callable[[Routes], FakeServer],
                                    tmp_path: Path) -> None:
-    huge = json.dumps({"build": "demo", "pad": "x" * pir_client.MAX_JSON_BYTES}).encode()
+    huge = json.dumps({"build": "demo", "pad": "x" * client_wire.MAX_JSON_BYTES}).encode()
     for with_length in (True, False):
         srv = fake_server({api.PARAMS: (200, huge, with_length)})
         with pytest.raises(SpiralpirError, match="bytes"):
@@ -182,15 +182,15 @@ def test_state_file_is_private_and_never_follows_links(tmp_path: Path,
     state = tmp_path / "state" / "client.json"
     state.parent.mkdir()
     state.symlink_to(victim)  # the rename replaces the link, it does not write through it
-    pir_client.write_private_file(state, b"secret")
+    client_state.write_private_file(state, b"secret")
     assert victim.read_text() == "keep"
     assert not state.is_symlink() and state.read_bytes() == b"secret"
     assert stat.S_IMODE(state.stat().st_mode) == 0o600
     assert sorted(os.listdir(state.parent)) == ["client.json"], "no temporary left behind"
     # a planted file or link at the temporary's name is an error, never written through
-    monkeypatch.setattr(pir_client.secrets, "token_hex", lambda _n: "fixed")
+    monkeypatch.setattr(client_state.secrets, "token_hex", lambda _n: "fixed")
     planted = state.parent / ".client.json.fixed.tmp"
     planted.symlink_to(victim)
     with pytest.raises(FileExistsError):
-        pir_client.write_private_file(state, b"other")
+        client_state.write_private_file(state, b"other")
     assert victim.read_text() == "keep" and state.read_bytes() == b"secret"

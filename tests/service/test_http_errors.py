@@ -19,7 +19,7 @@ from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.service import http_api as api
 from spiralpir.optimizer.service import sample_db as sampledb
 from spiralpir.optimizer.service.binding import Build, ClientKeys
-from spiralpir.optimizer.service.pir_client import (
+from spiralpir.optimizer.service.client_wire import (
     BACKOFF_CAP,
     MAX_RETRY_AFTER,
     backoff_seconds,
