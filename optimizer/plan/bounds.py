@@ -14,12 +14,12 @@ from functools import cache
 
 from spiralpir.optimizer.models import noise
 from spiralpir.optimizer.models.cost import Profile
-from spiralpir.optimizer.params.variants import is_pack, is_stream
 from spiralpir.optimizer.plan.evaluate import (
     _grid,
     _q2_table,
     _vmax,
     objective_value,
+    shape_scalars,
     time_lower_bound,
 )
 from spiralpir.optimizer.plan.space import Options, Structure
@@ -35,15 +35,8 @@ def ring_minima(d: int, q: int, sigma2: float) -> tuple[float, float, float]:
 def lower_bounds(s: Structure, options: Options, profile: Profile) -> tuple[float, bool]:
     """(objective lower bound, possibly-correct) of a structure, valid for every gadget
     choice (each term at its smallest value)."""
-    variant = options.variant
-    stream, pack = is_stream(variant), is_pack(variant)
-    ring = s.ring
-    d, qb, q = ring.poly_len, ring.q_bits, float(ring.modulus.q)
-    n, pb, nu1, nu2, inst = s.n, s.pb, s.nu_1, s.nu_2, s.instances
-    nc = 1 if pack else n
-    p = float(1 << pb)
-    q1 = 4.0 * p
-    sigma2 = options.noise_width**2 / (2 * math.pi)
+    stream, pack, d, qb, q, n, pb, nu1, nu2, inst, nc, p, q1, sigma2 = shape_scalars(s, options)
+    ring, variant = s.ring, options.variant
     ks_min, fold_min, t_min = ring_minima(d, ring.modulus.q, sigma2)
     a = float(1 << nu1)
     v_left = sigma2 if stream else 2.0 * a * sigma2 + a * ks_min + (a - 1.0) * ks_min

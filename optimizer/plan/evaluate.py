@@ -151,19 +151,23 @@ class Evaluation:
     per_db_seconds: np.ndarray  # the streaming per-database part of `seconds`
 
 
+def shape_scalars(s: Structure, options: Options) -> tuple[
+        bool, bool, int, int, float, int, int, int, int, int, int, float, float, float]:
+    """The scalars every evaluation of `s` starts from: (stream, pack, d, q bits, q, n, log2 p,
+    nu_1, nu_2, instances, ciphertext columns, p, q1 = 4p, error variance)."""
+    ring, pack = s.ring, is_pack(options.variant)
+    p = float(1 << s.pb)
+    return (is_stream(options.variant), pack, ring.poly_len, ring.q_bits, float(ring.modulus.q),
+            s.n, s.pb, s.nu_1, s.nu_2, s.instances, 1 if pack else s.n, p, 4.0 * p,
+            options.noise_width**2 / (2 * math.pi))
+
+
 def evaluate(s: Structure, records: int, record_size: int, options: Options,
              profile: Profile) -> Evaluation:
     """Exact metrics of all gadget combinations of structure `s` for options.variant
     (vectorized; the same formulas as models/noise.py, models/cost.py, params/sizes.py)."""
-    variant = options.variant
-    stream, pack = is_stream(variant), is_pack(variant)
-    ring = s.ring
-    d, qb, q = ring.poly_len, ring.q_bits, float(ring.modulus.q)
-    n, pb, nu1, nu2, inst = s.n, s.pb, s.nu_1, s.nu_2, s.instances
-    nc = 1 if pack else n
-    p = float(1 << pb)
-    q1 = 4.0 * p
-    sigma2 = options.noise_width**2 / (2 * math.pi)
+    stream, pack, d, qb, q, n, pb, nu1, nu2, inst, nc, p, q1, sigma2 = shape_scalars(s, options)
+    ring, variant = s.ring, options.variant
     vs = secret_var(options, d)
     a = float(1 << nu1)
     e_d = noise.db_coeff_sq(p)
