@@ -13,6 +13,9 @@ void words(const GadgetWordRing& ring, std::size_t n, const std::uint64_t* r0, c
   if (t < 2 || bits == 0 || bits > 62) throw std::invalid_argument("gadget_decompose_words: need t >= 2, 1 <= bits <= 62");
   if (std::uint64_t{bits} * t < bit_length(ring.q - 1))
     throw std::invalid_argument("gadget_decompose_words: bits·t < log2 q");
+  if (ring.reach(bits) == GadgetWordRing::Reach::too_wide)
+    throw std::invalid_argument("gadget_decompose_words: digits of " + std::to_string(bits) +
+                                " bits reach twice the smaller prime");
   if (outs[0] == nullptr && (!ring.two_primes || outs[1] == nullptr))
     throw std::invalid_argument("gadget_decompose_words: no output residue");
   detail::check_below(r0, n, ring.p0, "gadget_decompose_words (r0)");

@@ -378,13 +378,17 @@ void check_gadget(const char* what, GadgetKernel kern, const GadgetWordRing& g, 
 }
 
 void check_gadget_all(const char* what, GadgetKernel kern) {
-  const GadgetWordRing two = GadgetWordRing::of<test::Ring2048>();
-  const GadgetWordRing one = GadgetWordRing::of<RingSpec<2048, 268369921ULL>>();
-  for (unsigned t : {2u, 3u, 4u, 8u, 56u}) {
-    const unsigned bits2 = (bit_length(two.q - 1) + t - 1) / t, bits1 = (bit_length(one.q - 1) + t - 1) / t;
-    if (bits2 >= 1 && bits2 <= 62) check_gadget(what, kern, two, bits2, t);
-    if (bits1 >= 1 && bits1 <= 62) check_gadget(what, kern, one, bits1, t);
-  }
+  // two primes of similar size; the first four times the second (the default 2048 ring: the
+  // first residue needs a Barrett reduction mod the second); one prime
+  const GadgetWordRing rings[] = {GadgetWordRing::of<test::Ring2048>(),
+                                  GadgetWordRing::of<RingSpec<2048, 268369921ULL, 67104769ULL>>(),
+                                  GadgetWordRing::of<RingSpec<2048, 268369921ULL>>()};
+  for (unsigned t : {2u, 3u, 4u, 8u, 56u})
+    for (const GadgetWordRing& g : rings) {
+      const unsigned bits = (bit_length(g.q - 1) + t - 1) / t;
+      if (bits >= 1 && bits <= 62 && g.reach(bits) != GadgetWordRing::Reach::too_wide)
+        check_gadget(what, kern, g, bits, t);
+    }
 }
 
 TEST(KernelPaths, GadgetNative) { check_gadget_all("native", detail::gadget_words_native); }

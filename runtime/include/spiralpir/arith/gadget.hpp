@@ -64,15 +64,25 @@ inline std::int64_t gadget_digit(i128 x, unsigned base_bits, unsigned t, unsigne
 }
 
 /// The constants of the word kernel for a ring of one or two primes p0, p1 < 2^32 (p1 = p0 for
-/// one prime), q < 2^62, p0 < 3·p1: w = p0^{-1} mod p1 and its 32-bit Shoup companion.
+/// one prime), q < 2^62: w = p0^{-1} mod p1 and its 32-bit Shoup companion, and m1 = ⌊2^32/p1⌋
+/// to reduce a residue mod p0 into [0, p1) by Barrett (p0 may be several times p1).
+/// Digits reach |d| ≤ 2^(bits−1) + 1; the kernel reduces them mod each prime with one
+/// correction while that is at most the smaller prime, with two while it is below twice it.
 struct GadgetWordRing {
-  std::uint64_t p0 = 0, p1 = 0, q = 0, w = 0, w_shoup = 0;
+  std::uint64_t p0 = 0, p1 = 0, q = 0, w = 0, w_shoup = 0, m1 = 0;
   bool two_primes = false;
+
+  enum class Reach { narrow, wide, too_wide };
+  constexpr Reach reach(unsigned bits) const {
+    const std::uint64_t p_min = p0 < p1 ? p0 : p1;
+    const std::uint64_t top = (std::uint64_t{1} << (bits - 1)) + 1;  // bits in [1, 62]
+    return top <= p_min ? Reach::narrow : top < 2 * p_min ? Reach::wide : Reach::too_wide;
+  }
 
   template <class R>
   static constexpr bool fits() {
     return (R::num_primes == 1 || R::num_primes == 2) && max_prime<R>() < (1ULL << 32) &&
-           modulus<R>() < (u128{1} << 62) && R::primes[0] < 3 * R::primes[R::num_primes - 1];
+           modulus<R>() < (u128{1} << 62);
   }
   template <class R>
   static constexpr GadgetWordRing of() {
@@ -85,6 +95,7 @@ struct GadgetWordRing {
     if (g.two_primes) {
       g.w = inv_mod(g.p0 % g.p1, g.p1);
       g.w_shoup = static_cast<std::uint64_t>((static_cast<u128>(g.w) << 32) / g.p1);  // < 2^32
+      g.m1 = (std::uint64_t{1} << 32) / g.p1;
     }
     return g;
   }
@@ -115,13 +126,17 @@ void gadget_decompose_residues(const PolyCoeff<R>& x, unsigned bits, unsigned t,
   }
   if constexpr (GadgetWordRing::fits<R>()) {
     static constexpr GadgetWordRing ring = GadgetWordRing::of<R>();
-    std::vector<std::uint64_t*> outs(2 * t, nullptr);
-    for (unsigned k = 0; k < t; ++k) {
-      if (i0 == 0) outs[2 * k] = out(k, std::size_t{0});
-      if (i1 == np && np == 2) outs[2 * k + 1] = out(k, np - 1);
+    if (ring.reach(bits) != GadgetWordRing::Reach::too_wide) {
+      std::vector<std::uint64_t*> outs(2 * t, nullptr);
+      for (unsigned k = 0; k < t; ++k) {
+        if (i0 == 0) outs[2 * k] = out(k, std::size_t{0});
+        if (i1 == np && np == 2) outs[2 * k + 1] = out(k, np - 1);
+      }
+      gadget_decompose_words(ring, d, x.residue(0), x.residue(np - 1), bits, t, outs.data());
+      return;
     }
-    gadget_decompose_words(ring, d, x.residue(0), x.residue(np - 1), bits, t, outs.data());
-  } else {
+  }
+  {
     // scalar path: each coefficient by Garner's CRT, its digits in int64 when q < 2^62 (every
     // intermediate fits), else through gadget_digits in 128 bits
     // The output rows, looked up once: through `out` every store would reload them (the
