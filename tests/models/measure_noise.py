@@ -93,7 +93,7 @@ SETS: dict[str, tuple[str, dict[str, Any], list[str], int]] = {
         "probes errors shared through the expansion tree",
         _lit(poly_len=2048, moduli=_R54, n=1, nu_1=9, nu_2=2, p=2, q2_bits=16,
              t_gsw=6, t_conv=3, t_exp_left=9, t_exp_right=27,
-             records=2048, record_size=512), [], 2),
+             records=2048, record_size=512), [], 16),
     "n_d4096_n2_p2e22": (
         "d = 4096, 3 primes (q ~ 2^84), n = 2, p = 2^22 (above the former 2^16 cap), q2 36 bits",
         _lit(poly_len=4096, moduli=_R84_4096, n=2, nu_1=6, nu_2=2, p=1 << 22, q2_bits=36,
@@ -204,6 +204,32 @@ SETS: dict[str, tuple[str, dict[str, Any], list[str], int]] = {
         "q ~ 2^54, n = 1, p = 2^16, nu 10/6, t_gsw 4, t_conv 11",
         _streamed("stream", _R54, 1, 10, 6, 16, 27, 11, 1 << 20, 256, t_gsw=4, poly_len=2048),
         [], 2),
+    # the planner's default (dollars) choices for 32-byte records, where p is smallest
+    # (p = 2^8: 8 preprocessed bytes per record byte); the noise model limits p there
+    "plan_2e20x32b": (
+        "plan for 2^20 x 32 B (spiral): d = 2048, q ~ 2^54, n = 1, p = 2^8, nu 7/7, full size "
+        "with a real (random) database: every stage is a reference",
+        _lit(poly_len=2048, moduli=_R54, n=1, nu_1=7, nu_2=7, p=256, q2_bits=19, t_gsw=4,
+             t_conv=5, t_exp_left=4, t_exp_right=18, records=1 << 20, record_size=32,
+             db_item_size=32), [], 2),
+    "plan_2e24x32b": (
+        "plan for 2^24 x 32 B (spiral): d = 2048, q ~ 2^54, n = 1, p = 2^8, nu 9/9 (its "
+        "failure probability 2^-44.9 is the closest to the bound), implicit database",
+        _lit(poly_len=2048, moduli=_R54, n=1, nu_1=9, nu_2=9, p=256, q2_bits=20, t_gsw=4,
+             t_conv=5, t_exp_left=5, t_exp_right=18, records=1 << 24, record_size=32,
+             db_item_size=32), _IMPLICIT, 2),
+    "plan_2e24x32b_twin": (
+        "plan_2e24x32b with nu_2 = 3 (2^18 records, a real random database): the plan's "
+        "first dimension and per-fold noise with folding on distinct cts",
+        _lit(poly_len=2048, moduli=_R54, n=1, nu_1=9, nu_2=3, p=256, q2_bits=20, t_gsw=4,
+             t_conv=5, t_exp_left=5, t_exp_right=18, records=1 << 18, record_size=32,
+             db_item_size=32), [], 8),
+    "plan_stream_2e22x32b": (
+        "plan for 2^22 x 32 B (variant stream): d = 2048, q ~ 2^54, n = 1, p = 2^16 (4 "
+        "preprocessed bytes per record byte), nu 8/7, t_gsw 4, t_conv 11; full size, real "
+        "(random) database",
+        _streamed("stream", _R54, 1, 8, 7, 16, 27, 11, 1 << 22, 32, t_gsw=4, poly_len=2048)
+        | {"db_item_size": 32}, [], 2),
 }
 
 

@@ -1,0 +1,78 @@
+"""Print what the planner chooses for 32-byte records (2^10 … 2^24) and the paper shapes.
+
+    python tests/plan/density_table.py [--objective dollars] [--variant V] [--poly-len D]
+        [--json OUT] [--compare IN]
+
+Per shape: the plan's variant, ring (d, CRT primes), n, log2 p, ν1/ν2, the preprocessed
+database bytes per record byte (B/B), query and response bytes, the predicted failure
+probability and server milliseconds. --json stores the rows; --compare IN prints IN's log2 p,
+density and sizes before the new ones (before→after). A report (planning only, seconds per
+shape), not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from spiralpir.optimizer.plan.planner import plan
+
+SHAPES: list[tuple[int, int]] = [
+    *[(1 << k, 32) for k in range(10, 25, 2)],
+    (1 << 20, 256), (1 << 18, 30000), (1 << 14, 100000),
+]
+
+
+def _name(records: int, size: int) -> str:
+    return f"2^{records.bit_length() - 1} x {size} B"
+
+
+def row(records: int, size: int, objective: str, poly_len: int | None,
+        variant: str) -> dict[str, Any]:
+    pl = plan(records, size, objective=objective, variant=variant,
+              poly_lens=(poly_len,) if poly_len else None)
+    p, e = pl.params, pl.estimate
+    return {
+        "shape": _name(records, size), "variant": p.variant, "d": p.poly_len,
+        "primes": len(p.moduli), "n": p.n, "log2_p": p.log2_p, "nu_1": p.nu_1, "nu_2": p.nu_2,
+        "density": e["preprocessed_db_bytes"] / (records * size),
+        "query_bytes": e["query_bytes"], "response_bytes": e["response_bytes"],
+        "log2_failure": e["log2_failure_probability"], "server_ms": 1e3 * e["server_seconds"],
+    }
+
+
+def _line(r: dict[str, Any], b: dict[str, Any] | None) -> str:
+    def pair(key: str, fmt: str) -> str:
+        return (format(b[key], fmt) + "→" if b else "") + format(r[key], fmt)
+
+    nu = f"{r['nu_1']}/{r['nu_2']}"
+    return (f"{r['shape']:<16} {r['variant']:<11} {r['d']:>5} {r['primes']:>2} {r['n']:>2} "
+            f"{pair('log2_p', 'd'):>7} {nu:>5} {pair('density', '.2f'):>12} "
+            f"{pair('query_bytes', 'd'):>17} {pair('response_bytes', 'd'):>13} "
+            f"{r['log2_failure']:>6.1f} {r['server_ms']:>7.1f}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--objective", default="dollars")
+    ap.add_argument("--variant", default="spiral")
+    ap.add_argument("--poly-len", type=int, help="only this ring degree (default: any)")
+    ap.add_argument("--json", type=Path)
+    ap.add_argument("--compare", type=Path)
+    a = ap.parse_args()
+    before = {r["shape"]: r for r in json.loads(a.compare.read_text())} if a.compare else {}
+    print(f"{'shape':<16} {'variant':<11} {'d':>5} {'pr':>2} {'n':>2} {'log2 p':>7} {'nu':>5} "
+          f"{'B/B':>12} {'query':>17} {'response':>13} {'fail':>6} {'ms':>7}")
+    rows = []
+    for records, size in SHAPES:
+        r = row(records, size, a.objective, a.poly_len, a.variant)
+        rows.append(r)
+        print(_line(r, before.get(r["shape"])), flush=True)
+    if a.json:
+        a.json.write_text(json.dumps(rows, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
