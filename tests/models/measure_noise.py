@@ -9,8 +9,8 @@ build`'s bench target, runtime shared under BUILD), runs
     <bench> --json --threads 1 --trials 1 --noise [--implicit-db --max-db-gib G]
 
 (the runtime's test-only NoiseMeter decrypts every intermediate ciphertext with the secret key
-and reports each stage's noise variance; runtime/testing/include/spiralpir/testing/noise.hpp)
-and writes
+and reports each stage's noise variance; runtime/testing/include/spiralpir/testing/noise.hpp),
+each run with its own SPIRALPIR_TEST_SEED (`run_seed`: fresh records, keys and query), and writes
 tests/models/data/measured/noise/NAME.json = {params, bench, command, commit, what}
 (data/measured/*.json are the previous session's full-size benchmark reports).
 The runtime is built from $SPIRALPIR_RUNTIME_SOURCE when set (e.g. a `git archive` snapshot
@@ -24,6 +24,7 @@ refreshes them (minutes per set: each set is a separate C++ instantiation).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -247,11 +248,19 @@ def _commit() -> str:
     return rev + (" + uncommitted runtime changes" if dirty else "")
 
 
+def run_seed(name: str, run: int) -> int:
+    """The bench's SPIRALPIR_TEST_SEED for run `run` of set `name` (distinct per run and set)."""
+    digest = hashlib.sha256(f"{name}/{run}".encode()).digest()
+    return int.from_bytes(digest[:8], "little")
+
+
 def _merge(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """One report from several runs: the first run's report with every noise stage pooled over
     all runs (variance = Σ sum of squares / Σ count), `correct` of all runs, and each run's
     variances in `noise_runs` (the variance of an error shared by all coefficients, e.g. the
     coherent first-dimension term, changes with every client key: pooling averages it)."""
+    if len(runs) > 1 and all(r["noise"] == runs[0]["noise"] for r in runs[1:]):
+        raise SystemExit("the runs measured identical noise: the bench is not reseeded per run")
     report = dict(runs[0])
     report["correct"] = all(r["correct"] for r in runs)
     report["correct_runs"] = [r["correct"] for r in runs]
@@ -281,8 +290,11 @@ def _bench(name: str, lit: dict[str, Any], extra: list[str], repeat: int, build_
     inst = builder.build(src, build_dir, jobs=jobs, show_progress=False, targets=["bench"])
     cmd = [str(inst.bench), "--json", "--threads", "1", "--trials", "1", "--noise", *extra]
     runs = []
-    for _ in range(repeat):  # each run: a fresh client (keys), query and random database
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    for run in range(repeat):  # each run: a fresh client (keys), query and random database
+        # the bench draws records, keys and queries from SPIRALPIR_TEST_SEED (a fixed default
+        # when unset): one seed per run, else the runs repeat one realization
+        env = {**os.environ, "SPIRALPIR_TEST_SEED": str(run_seed(name, run))}
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env)
         try:  # a response that decoded wrongly exits 1 but still reports ("correct": false)
             run = json.loads(proc.stdout)
         except json.JSONDecodeError:
@@ -299,7 +311,8 @@ def measure(name: str, build_dir: Path, jobs: int) -> Path:
     doc = {
         "what": what,
         "command": (f"python tests/models/measure_noise.py {name}  (noise pooled over "
-                    f"{repeat} run(s) of: <{name}_bench> {' '.join(cmd[1:])})"),
+                    f"{repeat} run(s) of: SPIRALPIR_TEST_SEED=<run_seed({name!r}, run)> "
+                    f"<{name}_bench> {' '.join(cmd[1:])})"),
         "commit": _commit(),
         "params": params.to_literal(),
         "bench": report,
