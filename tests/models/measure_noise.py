@@ -231,6 +231,20 @@ SETS: dict[str, tuple[str, dict[str, Any], list[str], int]] = {
         "(random) database",
         _streamed("stream", _R54, 1, 8, 7, 16, 27, 11, 1 << 22, 32, t_gsw=4, poly_len=2048)
         | {"db_item_size": 32}, [], 2),
+    "dense_2e20x32b_d4096_p2e16": (
+        "not a plan: 2^20 x 32 B (spiral) at 4 preprocessed bytes per record byte, d = 4096, "
+        "q ~ 2^60 (two 30-bit primes), n = 1, p = 2^16, nu 7/5, the cheapest gadgets (by the "
+        "cost model) that keep the failure <= 2^-40; full size, real (random) database",
+        _lit(poly_len=4096, moduli=_R60_4096, n=1, nu_1=7, nu_2=5, p=1 << 16, q2_bits=32,
+             t_gsw=6, t_conv=10, t_exp_left=20, t_exp_right=30, records=1 << 20,
+             record_size=32, db_item_size=32), [], 4),
+    "dense_2e24x32b_d4096_p2e16": (
+        "not a plan: 2^24 x 32 B (spiral) at 4 preprocessed bytes per record byte (2.1 GB), "
+        "d = 4096, q ~ 2^60, n = 1, p = 2^16, nu 7/9, the cheapest gadgets (by the cost model) "
+        "that keep the failure <= 2^-40; full size, real (random) database",
+        _lit(poly_len=4096, moduli=_R60_4096, n=1, nu_1=7, nu_2=9, p=1 << 16, q2_bits=32,
+             t_gsw=7, t_conv=10, t_exp_left=30, t_exp_right=30, records=1 << 24,
+             record_size=32, db_item_size=32), ["--max-db-gib", "3"], 2),
 }
 
 
