@@ -17,7 +17,7 @@ OBJECTIVE_HELP = (
     "(time: traffic first).")
 DB_RATIO_HELP = (
     "Cap on the preprocessed database's bytes per record byte (its density: 8 when 64-bit "
-    "words hold 8-bit plaintexts).")
+    "words hold 8-bit plaintexts; the file's 32-byte header aside).")
 BLOCKS_HELP = (
     "With --objective stream: the databases answered per prepared query; the one-time part "
     "counts 1/K per database. Default: unbounded (the one-time part only breaks ties).")

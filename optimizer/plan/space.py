@@ -52,7 +52,7 @@ from spiralpir.optimizer.params.parameters import (
     layout,
 )
 from spiralpir.optimizer.params.primes import Modulus, find_q2, lazy_terms, modulus_table
-from spiralpir.optimizer.params.sizes import preprocessed_bytes
+from spiralpir.optimizer.params.sizes import HEADER_BYTES, preprocessed_bytes
 from spiralpir.optimizer.params.variants import VARIANTS, is_stream
 
 OBJECTIVES = ("dollars", "time", "response", "traffic", "stream")
@@ -74,7 +74,7 @@ class Options:
     max_query_bytes: float = math.inf
     max_params_bytes: float = math.inf
     max_response_bytes: float = math.inf
-    max_db_ratio: float = math.inf  # preprocessed database bytes per record byte
+    max_db_ratio: float = math.inf  # preprocessed database bytes per record byte (no header)
     correctness_log2: float = CORRECTNESS_LOG2
     poly_lens: tuple[int, ...] = (1024, 2048, 4096)
     noise_width: float = 6.4
@@ -205,8 +205,8 @@ def structures(records: int, record_size: int, ring: Ring, options: Options) -> 
             total = max(1, ceil_log2(pts))
             log2d = ceil_log2(d)
             db_bytes = preprocessed_bytes(inst, 1 << total, n, d, len(ring.modulus.moduli))
-            if db_bytes > options.max_db_ratio * records * record_size:
-                continue  # the user's density cap
+            if db_bytes - HEADER_BYTES > options.max_db_ratio * records * record_size:
+                continue  # the user's density cap (the file's fixed header aside)
             for nu1 in range(1, min(total, log2d - 1) + 1):
                 nu2 = total - nu1
                 if nu2 > MAX_NU_2 or nu1 + 1 > log2d or 2 * (1 << nu1) > d:

@@ -1,7 +1,7 @@
 """Print what the planner chooses for 32-byte records (2^10 … 2^24) and the paper shapes.
 
     python tests/plan/density_table.py [--objective dollars] [--variant V] [--poly-len D]
-        [--json OUT] [--compare IN]
+        [--max-db-ratio R] [--json OUT] [--compare IN]
 
 Per shape: the plan's variant, ring (d, CRT primes), n, log2 p, ν1/ν2, the preprocessed
 database bytes per record byte (B/B), query and response bytes, the predicted failure
@@ -22,6 +22,7 @@ from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.models.noise import CORRECTNESS_LOG2, log2_failure
 from spiralpir.optimizer.params.parameters import MAX_LOG2_P, Parameters, ceil_log2, layout
 from spiralpir.optimizer.params.sizes import preprocessed_db_bytes
+from spiralpir.optimizer.plan.errors import NoFeasibleParameters
 from spiralpir.optimizer.plan.planner import plan
 
 SHAPES: list[tuple[int, int]] = [
@@ -73,10 +74,10 @@ def noise_frontier(params: Parameters) -> Parameters:
     return best
 
 
-def row(records: int, size: int, objective: str, poly_len: int | None,
-        variant: str) -> dict[str, Any]:
+def row(records: int, size: int, objective: str, poly_len: int | None, variant: str,
+        max_db_ratio: float | None = None) -> dict[str, Any]:
     pl = plan(records, size, objective=objective, variant=variant,
-              poly_lens=(poly_len,) if poly_len else None)
+              poly_lens=(poly_len,) if poly_len else None, max_db_ratio=max_db_ratio)
     p, e = pl.params, pl.estimate
     return {
         "shape": _name(records, size), "variant": p.variant, "d": p.poly_len,
@@ -111,6 +112,7 @@ def main() -> None:
     ap.add_argument("--objective", default="dollars")
     ap.add_argument("--variant", default="spiral")
     ap.add_argument("--poly-len", type=int, help="only this ring degree (default: any)")
+    ap.add_argument("--max-db-ratio", type=float, help="the planner's density cap")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--compare", type=Path)
     a = ap.parse_args()
@@ -120,7 +122,11 @@ def main() -> None:
           f"{'B/B':>6}")
     rows = []
     for records, size in SHAPES:
-        r = row(records, size, a.objective, a.poly_len, a.variant)
+        try:
+            r = row(records, size, a.objective, a.poly_len, a.variant, a.max_db_ratio)
+        except NoFeasibleParameters as e:
+            print(f"{_name(records, size):<16} {e}")
+            continue
         rows.append(r)
         print(_line(r, before.get(r["shape"])), flush=True)
     if a.json:

@@ -1,4 +1,5 @@
-"""The density cap: max_db_ratio bounds the preprocessed database's bytes per record byte.
+"""The density cap: max_db_ratio bounds the preprocessed database's bytes per record byte (the
+file's fixed 32-byte header aside).
 
 The plans are checked with the serialized sizes (params/sizes.py, byte-exact with the runtime)
 and the noise model, not with the search's own filter.
@@ -15,7 +16,7 @@ import pytest
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.models.noise import CORRECTNESS_LOG2, log2_failure
 from spiralpir.optimizer.params.parameters import Parameters
-from spiralpir.optimizer.params.sizes import Sizes
+from spiralpir.optimizer.params.sizes import HEADER_BYTES, Sizes
 from spiralpir.optimizer.plan.errors import NoFeasibleParameters
 from spiralpir.optimizer.plan.planner import plan
 
@@ -23,7 +24,7 @@ RECORDS, SIZE = 1 << 20, 32
 
 
 def _ratio(p: Parameters) -> float:
-    return Sizes.of(p).preprocessed_db_bytes / (p.records * p.record_size)
+    return (Sizes.of(p).preprocessed_db_bytes - HEADER_BYTES) / (p.records * p.record_size)
 
 
 def test_cap_bounds_the_chosen_plan() -> None:
@@ -54,7 +55,7 @@ def test_cli_option() -> None:
     proc = subprocess.run([*cmd, "--max-db-ratio", "4", "--json"], capture_output=True,
                           text=True, check=True)
     doc = json.loads(proc.stdout)
-    assert doc["estimate"]["preprocessed_db_bytes"] <= 4 * (1 << 16) * 32
+    assert doc["estimate"]["preprocessed_db_bytes"] - HEADER_BYTES <= 4 * (1 << 16) * 32
     bad = subprocess.run([*cmd, "--max-db-ratio", "0"], capture_output=True, text=True,
                          check=False)
     assert bad.returncode == 2
