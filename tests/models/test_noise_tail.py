@@ -7,7 +7,7 @@ with the same variance but heavier tails, or a variance the model under-predicts
 that probability optimistic. The runtime's noise hook records each stage's largest |error|
 (`max_abs`) over `count` coefficients; under the model, P(max of count |N(0, v)| ≥ max_abs) =
 1 − (1 − 2Q(max_abs/√v))^count. Every such stage measured on ≥ 10^5 coefficients must have that
-probability ≥ 2^TAIL_LOG2: today the smallest over the references is 2^-6.1 (52 stages, 32
+probability ≥ 2^TAIL_LOG2: today the smallest over the references is 2^-6.1 (61 stages, 34
 sets); a variance under-predicted 2× gives about 2^-28, and a Laplace law of the model's
 variance about 2^-40.
 
