@@ -12,7 +12,13 @@ from typing import Any
 import click
 from spiralpir.optimizer import codegen
 from spiralpir.optimizer.cli.counts import parse_count
-from spiralpir.optimizer.cli.plan_options import BLOCKS_HELP, OBJECTIVE_HELP, caps, parse_blocks
+from spiralpir.optimizer.cli.plan_options import (
+    BLOCKS_HELP,
+    DB_RATIO_HELP,
+    OBJECTIVE_HELP,
+    caps,
+    parse_blocks,
+)
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.plan.planner import plan_json
 from spiralpir.optimizer.plan.space import OBJECTIVES
@@ -42,6 +48,8 @@ from spiralpir.optimizer.service import records as records_file
 @click.option("--max-query-bytes", default=None, help="Plan option: cap on the query size.")
 @click.option("--max-params-bytes", default=None, help="Plan option: cap on public params.")
 @click.option("--max-response-bytes", default=None, help="Plan option: cap on the response.")
+@click.option("--max-db-ratio", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Plan option. " + DB_RATIO_HELP)
 @click.option("--profile", "profile_path", type=click.Path(dir_okay=False, path_type=Path),
               default=None, help="Plan option: machine profile (spiralpir calibrate); default: "
               "the shipped one.")
@@ -66,6 +74,7 @@ def generate(
     max_query_bytes: str | None,
     max_params_bytes: str | None,
     max_response_bytes: str | None,
+    max_db_ratio: float | None,
     profile_path: Path | None,
     refresh_security: bool,
     name: str,
@@ -82,7 +91,7 @@ def generate(
         records, record_size = db_shape(from_db, record_size, headroom)
     if params_file is not None:
         plan_opts = (record_size, variant, objective, blocks, min_security, max_query_bytes,
-                     max_params_bytes, max_response_bytes, profile_path)
+                     max_params_bytes, max_response_bytes, max_db_ratio, profile_path)
         if any(o is not None for o in plan_opts):
             raise SpiralpirError("plan options (--record-size, --variant, ...) go with --records")
         doc = codegen.load_document(params_file)
@@ -92,7 +101,8 @@ def generate(
         options: dict[str, object] = {
             k: v for k, v in (("variant", variant), ("objective", objective),
                               ("blocks", parse_blocks(blocks)),
-                              ("min_security", min_security), ("profile", profile_path))
+                              ("min_security", min_security), ("max_db_ratio", max_db_ratio),
+                              ("profile", profile_path))
             if v is not None}
         options.update(caps(max_query_bytes, max_params_bytes, max_response_bytes))
         doc = plan_json(parse_count(records, "--records"),

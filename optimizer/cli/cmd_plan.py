@@ -2,10 +2,10 @@
 
 `spiralpir plan --records N --record-size B [--variant spiral|stream|pack|stream_pack|auto]
 [--objective dollars|time|response|traffic|stream [--blocks K]] [--max-query-bytes …]
-[--max-params-bytes …] [--max-response-bytes …] [--min-security 128] [--ring auto|paper]
-[--profile FILE] [--json] [--top K]`: a readable table of the chosen parameters and
-estimates, the binding constraints and the next-best alternatives, or with `--json` exactly
-{"params": {...}, "estimate": {...}}.
+[--max-params-bytes …] [--max-response-bytes …] [--max-db-ratio R] [--min-security 128]
+[--ring auto|paper] [--profile FILE] [--json] [--top K]`: a readable table of the chosen
+parameters and estimates, the binding constraints and the next-best alternatives, or with
+`--json` exactly {"params": {...}, "estimate": {...}}.
 """
 
 from __future__ import annotations
@@ -16,7 +16,13 @@ from typing import Any
 
 import click
 from spiralpir.optimizer.cli.counts import parse_count
-from spiralpir.optimizer.cli.plan_options import BLOCKS_HELP, OBJECTIVE_HELP, caps, parse_blocks
+from spiralpir.optimizer.cli.plan_options import (
+    BLOCKS_HELP,
+    DB_RATIO_HELP,
+    OBJECTIVE_HELP,
+    caps,
+    parse_blocks,
+)
 from spiralpir.optimizer.cli.plan_text import render
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.plan.planner import plan as make_plan
@@ -35,6 +41,8 @@ from spiralpir.optimizer.plan.space import OBJECTIVES
 @click.option("--max-query-bytes", default=None, help="Cap on the query size.")
 @click.option("--max-params-bytes", default=None, help="Cap on the public parameters size.")
 @click.option("--max-response-bytes", default=None, help="Cap on the response size.")
+@click.option("--max-db-ratio", type=click.FloatRange(min=0, min_open=True), default=None,
+              help=DB_RATIO_HELP)
 @click.option("--min-security", type=float, default=128.0, show_default=True,
               help="Minimum security (bits, lattice estimator MATZOV model).")
 @click.option("--ring", type=click.Choice(["auto", "paper"]), default="auto", show_default=True,
@@ -50,7 +58,8 @@ from spiralpir.optimizer.plan.space import OBJECTIVES
 @click.option("--json", "as_json", is_flag=True, help="Print {params, estimate} as JSON.")
 def plan(records: str, record_size: str, variant: str, objective: str, blocks: str | None,
                  max_query_bytes: str | None, max_params_bytes: str | None,
-                 max_response_bytes: str | None, min_security: float, ring: str,
+                 max_response_bytes: str | None, max_db_ratio: float | None,
+                 min_security: float, ring: str,
                  profile_path: Path | None, cpu_price: float | None,
                  egress_price: float | None, top: int, as_json: bool) -> None:
     """Choose SPIRAL parameters for a database of RECORDS records of RECORD-SIZE bytes."""
@@ -63,6 +72,8 @@ def plan(records: str, record_size: str, variant: str, objective: str, blocks: s
         "egress_price": egress_price, "top": 1 if as_json else top, "explain": not as_json,
     }
     opts.update(caps(max_query_bytes, max_params_bytes, max_response_bytes))
+    if max_db_ratio is not None:
+        opts["max_db_ratio"] = max_db_ratio
     pl = make_plan(parse_count(records, "--records"), parse_count(record_size, "--record-size"),
               **opts)
     if as_json:

@@ -15,6 +15,9 @@ OBJECTIVE_HELP = (
     "optimum (response/traffic: max(1%, 256 B) more bytes; the others: exact ties) the plan "
     "with the least server seconds, then query + response bytes, then public params wins "
     "(time: traffic first).")
+DB_RATIO_HELP = (
+    "Cap on the preprocessed database's bytes per record byte (its density: 8 when 64-bit "
+    "words hold 8-bit plaintexts; the file's 32-byte header aside).")
 BLOCKS_HELP = (
     "With --objective stream: the databases answered per prepared query; the one-time part "
     "counts 1/K per database. Default: unbounded (the one-time part only breaks ties).")

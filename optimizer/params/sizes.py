@@ -53,8 +53,13 @@ def response_bytes(p: Parameters) -> int:
     return HEADER_BYTES + ceil_div(bits, 8)
 
 
+def preprocessed_bytes(instances: int, num_pts: int, n: int, poly_len: int, primes: int) -> int:
+    """The preprocessed database file: one 32-bit word per residue of every NTT coefficient."""
+    return HEADER_BYTES + 4 * instances * num_pts * n * n * poly_len * primes
+
+
 def preprocessed_db_bytes(p: Parameters) -> int:
-    return HEADER_BYTES + 4 * p.instances * p.num_pts * p.n * p.n * p.poly_len * len(p.moduli)
+    return preprocessed_bytes(p.instances, p.num_pts, p.n, p.poly_len, len(p.moduli))
 
 
 def client_state_bytes(p: Parameters) -> int:

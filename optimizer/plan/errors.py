@@ -28,14 +28,14 @@ class Infeasibility:
     record_size: int
     min_security: float
     correctness_log2: float
-    caps: dict[str, int] = field(default_factory=dict)  # option name -> its finite value
+    caps: dict[str, float] = field(default_factory=dict)  # option name -> its finite value
 
 
 class NoFeasibleParameters(SpiralpirError):
     """No parameter set meets the security, correctness and size constraints."""
 
     def __init__(self, why: Infeasibility) -> None:
-        caps = ", ".join(f"{name} {value}" for name, value in why.caps.items())
+        caps = ", ".join(f"{name} {value:g}" for name, value in why.caps.items())
         super().__init__(
             f"no SPIRAL parameters for {why.records} records of {why.record_size} bytes at "
             f">= {why.min_security:g}-bit security and failure <= 2^{why.correctness_log2:g}"

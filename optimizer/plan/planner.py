@@ -9,8 +9,9 @@ The `spiralpir plan` command (cli/cmd_plan.py, which also renders a Plan as text
     plan/space.py), blocks (objective stream: databases per prepared query, amortising the one-time
     part; default unbounded),
     min_security (bits, 128), max_query_bytes, max_params_bytes, max_response_bytes,
-    correctness_log2 (-40), top (alternatives, 1), profile (path or Profile), cpu_price
-    ($/CPU-hour), egress_price ($/GB), ring ('auto'|'paper'), noise_width (6.4),
+    max_db_ratio (preprocessed database bytes per record byte), correctness_log2 (-40), top
+    (alternatives, 1), profile (path or Profile), cpu_price ($/CPU-hour), egress_price
+    ($/GB), ring ('auto'|'paper'), noise_width (6.4),
     secret ('gaussian'|'ternary'|'sparse-ternary:P,M'), poly_lens, explain (find the binding
     constraints by re-planning with each one relaxed; default False in the API).
   * `plan_json(records, record_size, **options) -> {"params": {...}, "estimate": {...}}`
@@ -123,8 +124,8 @@ def _options(records: int, record_size: int, opts: dict[str, Any]) -> tuple[Opti
     )
     kw: dict[str, Any] = {"variant": variant, "prices": prices, "profile": profile}
     for key in ("objective", "blocks", "min_security", "max_query_bytes", "max_params_bytes",
-                "max_response_bytes", "correctness_log2", "noise_width", "poly_lens", "n_max",
-                "security"):
+                "max_response_bytes", "max_db_ratio", "correctness_log2", "noise_width",
+                "poly_lens", "n_max", "security"):
         if opts.get(key) is not None:
             kw[key] = opts.pop(key)
         else:
@@ -232,6 +233,9 @@ def binding_constraints(records: int, record_size: int, opts: Options,
         cap = getattr(opts, attr)
         if math.isfinite(cap):
             trials.append((f"{name} <= {int(cap)} bytes", replace(opts, **{attr: math.inf})))
+    if math.isfinite(opts.max_db_ratio):
+        trials.append((f"preprocessed database <= {opts.max_db_ratio:g} bytes per record byte",
+                       replace(opts, max_db_ratio=math.inf)))
     for name, relaxed in trials:
         r = search(records, record_size, relaxed, top=1)
         if r.chosen and r.chosen[0].objective < best * (1 - 1e-9):
@@ -241,8 +245,9 @@ def binding_constraints(records: int, record_size: int, opts: Options,
 
 
 def _infeasibility(records: int, record_size: int, opts: Options) -> Infeasibility:
-    caps = {attr: int(getattr(opts, attr))
-            for attr in ("max_query_bytes", "max_params_bytes", "max_response_bytes")
+    caps = {attr: getattr(opts, attr)
+            for attr in ("max_query_bytes", "max_params_bytes", "max_response_bytes",
+                         "max_db_ratio")
             if math.isfinite(getattr(opts, attr))}
     return Infeasibility(records, record_size, opts.min_security, opts.correctness_log2, caps)
 

@@ -19,8 +19,9 @@ Constraints: correctness (log2 failure ≤ options.correctness_log2, noise.py), 
 (≥ min_security bits), runtime limits (params.Parameters' bounds: lazy_terms ≥ n for the
 first-dimension kernel, rounds ≤ log2 d,
 2·2^ν1 ≤ d, 2·ν2·t_gsw ≤ d, ν2 ≤ 20, modulus-switch offset 4p²/q ≤ 2^-8), user caps
-(query, public params, response bytes; the stream variants' query, which grows with 2^ν1, is
-capped at the SPIRAL paper's 33 MB unless the user gives --max-query-bytes). Objectives:
+(query, public params, response bytes, preprocessed database bytes per record byte; the
+stream variants' query, which grows with 2^ν1, is capped at the SPIRAL paper's 33 MB unless the
+user gives --max-query-bytes). Objectives:
 dollars | time | response | traffic | stream.
 
 `stream` is the streaming setting's (one query prepared once, then answered against a sequence
@@ -51,6 +52,7 @@ from spiralpir.optimizer.params.parameters import (
     layout,
 )
 from spiralpir.optimizer.params.primes import Modulus, find_q2, lazy_terms, modulus_table
+from spiralpir.optimizer.params.sizes import HEADER_BYTES, preprocessed_bytes
 from spiralpir.optimizer.params.variants import VARIANTS, is_stream
 
 OBJECTIVES = ("dollars", "time", "response", "traffic", "stream")
@@ -72,6 +74,7 @@ class Options:
     max_query_bytes: float = math.inf
     max_params_bytes: float = math.inf
     max_response_bytes: float = math.inf
+    max_db_ratio: float = math.inf  # preprocessed database bytes per record byte (no header)
     correctness_log2: float = CORRECTNESS_LOG2
     poly_lens: tuple[int, ...] = (1024, 2048, 4096)
     noise_width: float = 6.4
@@ -94,6 +97,9 @@ class Options:
             raise SpiralpirError(f"--blocks applies to --objective stream only (the one-time "
                                  f"part it amortises is not separated under --objective "
                                  f"{self.objective})")
+        if not self.max_db_ratio > 0:  # also rejects NaN
+            raise SpiralpirError(f"max_db_ratio must be > 0 (preprocessed database bytes per "
+                                 f"record byte), got {self.max_db_ratio!r}")
         if self.variant not in VARIANTS:
             raise SpiralpirError(f"variant must be spiral, stream, pack or stream_pack, "
                                  f"got {self.variant!r}")
@@ -198,6 +204,9 @@ def structures(records: int, record_size: int, ring: Ring, options: Options) -> 
             pts = -(-records // per)
             total = max(1, ceil_log2(pts))
             log2d = ceil_log2(d)
+            db_bytes = preprocessed_bytes(inst, 1 << total, n, d, len(ring.modulus.moduli))
+            if db_bytes - HEADER_BYTES > options.max_db_ratio * records * record_size:
+                continue  # the user's density cap (the file's fixed header aside)
             for nu1 in range(1, min(total, log2d - 1) + 1):
                 nu2 = total - nu1
                 if nu2 > MAX_NU_2 or nu1 + 1 > log2d or 2 * (1 << nu1) > d:

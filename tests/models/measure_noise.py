@@ -9,8 +9,8 @@ build`'s bench target, runtime shared under BUILD), runs
     <bench> --json --threads 1 --trials 1 --noise [--implicit-db --max-db-gib G]
 
 (the runtime's test-only NoiseMeter decrypts every intermediate ciphertext with the secret key
-and reports each stage's noise variance; runtime/testing/include/spiralpir/testing/noise.hpp)
-and writes
+and reports each stage's noise variance; runtime/testing/include/spiralpir/testing/noise.hpp),
+each run with its own SPIRALPIR_TEST_SEED (`run_seed`: fresh records, keys and query), and writes
 tests/models/data/measured/noise/NAME.json = {params, bench, command, commit, what}
 (data/measured/*.json are the previous session's full-size benchmark reports).
 The runtime is built from $SPIRALPIR_RUNTIME_SOURCE when set (e.g. a `git archive` snapshot
@@ -24,6 +24,7 @@ refreshes them (minutes per set: each set is a separate C++ instantiation).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -93,7 +94,7 @@ SETS: dict[str, tuple[str, dict[str, Any], list[str], int]] = {
         "probes errors shared through the expansion tree",
         _lit(poly_len=2048, moduli=_R54, n=1, nu_1=9, nu_2=2, p=2, q2_bits=16,
              t_gsw=6, t_conv=3, t_exp_left=9, t_exp_right=27,
-             records=2048, record_size=512), [], 2),
+             records=2048, record_size=512), [], 16),
     "n_d4096_n2_p2e22": (
         "d = 4096, 3 primes (q ~ 2^84), n = 2, p = 2^22 (above the former 2^16 cap), q2 36 bits",
         _lit(poly_len=4096, moduli=_R84_4096, n=2, nu_1=6, nu_2=2, p=1 << 22, q2_bits=36,
@@ -204,6 +205,46 @@ SETS: dict[str, tuple[str, dict[str, Any], list[str], int]] = {
         "q ~ 2^54, n = 1, p = 2^16, nu 10/6, t_gsw 4, t_conv 11",
         _streamed("stream", _R54, 1, 10, 6, 16, 27, 11, 1 << 20, 256, t_gsw=4, poly_len=2048),
         [], 2),
+    # the planner's default (dollars) choices for 32-byte records, where p is smallest
+    # (p = 2^8: 8 preprocessed bytes per record byte); the noise model limits p there
+    "plan_2e20x32b": (
+        "plan for 2^20 x 32 B (spiral): d = 2048, q ~ 2^54, n = 1, p = 2^8, nu 7/7, full size "
+        "with a real (random) database: every stage is a reference",
+        _lit(poly_len=2048, moduli=_R54, n=1, nu_1=7, nu_2=7, p=256, q2_bits=19, t_gsw=4,
+             t_conv=5, t_exp_left=4, t_exp_right=18, records=1 << 20, record_size=32,
+             db_item_size=32), [], 2),
+    "plan_2e24x32b": (
+        "plan for 2^24 x 32 B (spiral): d = 2048, q ~ 2^54, n = 1, p = 2^8, nu 9/9 (its "
+        "failure probability 2^-44.9 is the closest to the bound), implicit database",
+        _lit(poly_len=2048, moduli=_R54, n=1, nu_1=9, nu_2=9, p=256, q2_bits=20, t_gsw=4,
+             t_conv=5, t_exp_left=5, t_exp_right=18, records=1 << 24, record_size=32,
+             db_item_size=32), _IMPLICIT, 2),
+    "plan_2e24x32b_twin": (
+        "plan_2e24x32b with nu_2 = 3 (2^18 records, a real random database): the plan's "
+        "first dimension and per-fold noise with folding on distinct cts",
+        _lit(poly_len=2048, moduli=_R54, n=1, nu_1=9, nu_2=3, p=256, q2_bits=20, t_gsw=4,
+             t_conv=5, t_exp_left=5, t_exp_right=18, records=1 << 18, record_size=32,
+             db_item_size=32), [], 8),
+    "plan_stream_2e22x32b": (
+        "plan for 2^22 x 32 B (variant stream): d = 2048, q ~ 2^54, n = 1, p = 2^16 (4 "
+        "preprocessed bytes per record byte), nu 8/7, t_gsw 4, t_conv 11; full size, real "
+        "(random) database",
+        _streamed("stream", _R54, 1, 8, 7, 16, 27, 11, 1 << 22, 32, t_gsw=4, poly_len=2048)
+        | {"db_item_size": 32}, [], 2),
+    "dense_2e20x32b_d4096_p2e16": (
+        "not a plan: 2^20 x 32 B (spiral) at 4 preprocessed bytes per record byte, d = 4096, "
+        "q ~ 2^60 (two 30-bit primes), n = 1, p = 2^16, nu 7/5, the cheapest gadgets (by the "
+        "cost model) that keep the failure <= 2^-40; full size, real (random) database",
+        _lit(poly_len=4096, moduli=_R60_4096, n=1, nu_1=7, nu_2=5, p=1 << 16, q2_bits=32,
+             t_gsw=6, t_conv=10, t_exp_left=20, t_exp_right=30, records=1 << 20,
+             record_size=32, db_item_size=32), [], 4),
+    "dense_2e24x32b_d4096_p2e16": (
+        "not a plan: 2^24 x 32 B (spiral) at 4 preprocessed bytes per record byte (2.1 GB), "
+        "d = 4096, q ~ 2^60, n = 1, p = 2^16, nu 7/9, the cheapest gadgets (by the cost model) "
+        "that keep the failure <= 2^-40; full size, real (random) database",
+        _lit(poly_len=4096, moduli=_R60_4096, n=1, nu_1=7, nu_2=9, p=1 << 16, q2_bits=32,
+             t_gsw=7, t_conv=10, t_exp_left=30, t_exp_right=30, records=1 << 24,
+             record_size=32, db_item_size=32), ["--max-db-gib", "3"], 2),
 }
 
 
@@ -221,11 +262,19 @@ def _commit() -> str:
     return rev + (" + uncommitted runtime changes" if dirty else "")
 
 
+def run_seed(name: str, run: int) -> int:
+    """The bench's SPIRALPIR_TEST_SEED for run `run` of set `name` (distinct per run and set)."""
+    digest = hashlib.sha256(f"{name}/{run}".encode()).digest()
+    return int.from_bytes(digest[:8], "little")
+
+
 def _merge(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """One report from several runs: the first run's report with every noise stage pooled over
     all runs (variance = Σ sum of squares / Σ count), `correct` of all runs, and each run's
     variances in `noise_runs` (the variance of an error shared by all coefficients, e.g. the
     coherent first-dimension term, changes with every client key: pooling averages it)."""
+    if len(runs) > 1 and all(r["noise"] == runs[0]["noise"] for r in runs[1:]):
+        raise SystemExit("the runs measured identical noise: the bench is not reseeded per run")
     report = dict(runs[0])
     report["correct"] = all(r["correct"] for r in runs)
     report["correct_runs"] = [r["correct"] for r in runs]
@@ -255,8 +304,11 @@ def _bench(name: str, lit: dict[str, Any], extra: list[str], repeat: int, build_
     inst = builder.build(src, build_dir, jobs=jobs, show_progress=False, targets=["bench"])
     cmd = [str(inst.bench), "--json", "--threads", "1", "--trials", "1", "--noise", *extra]
     runs = []
-    for _ in range(repeat):  # each run: a fresh client (keys), query and random database
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    for run in range(repeat):  # each run: a fresh client (keys), query and random database
+        # the bench draws records, keys and queries from SPIRALPIR_TEST_SEED (a fixed default
+        # when unset): one seed per run, else the runs repeat one realization
+        env = {**os.environ, "SPIRALPIR_TEST_SEED": str(run_seed(name, run))}
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env)
         try:  # a response that decoded wrongly exits 1 but still reports ("correct": false)
             run = json.loads(proc.stdout)
         except json.JSONDecodeError:
@@ -273,7 +325,8 @@ def measure(name: str, build_dir: Path, jobs: int) -> Path:
     doc = {
         "what": what,
         "command": (f"python tests/models/measure_noise.py {name}  (noise pooled over "
-                    f"{repeat} run(s) of: <{name}_bench> {' '.join(cmd[1:])})"),
+                    f"{repeat} run(s) of: SPIRALPIR_TEST_SEED=<run_seed({name!r}, run)> "
+                    f"<{name}_bench> {' '.join(cmd[1:])})"),
         "commit": _commit(),
         "params": params.to_literal(),
         "bench": report,

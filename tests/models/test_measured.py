@@ -40,10 +40,13 @@ NOISE_DATA = [
     if "noise_stale" not in json.loads(path.read_text())
 ]
 MIN_COUNT = 4096  # stages measured on fewer coefficients are too noisy for a factor check
-# predicted/measured variance of every compared stage within [1/WINDOW, WINDOW]: the tightest the
-# current model meets (worst: n_d2048_p2_texp9 first_dimension 1.54, n_d1024_p4_gsw28 modswitch
-# 1.46, n_stream_2e15x16b_prev_plan fold_5 0.78); the goal is 1.5
-WINDOW = 1.55
+# predicted/measured variance of every compared stage within [1/WINDOW, WINDOW] (worst today:
+# n_d1024_p4_gsw28 modswitch 1.46, pack_2e14x100kb_ci conversion_gsw 0.76, n_stream_2e15x16b_prev_
+# plan first_dimension 1.28; tests/models/noise_ratio_table.py prints them all). At p <= 4 half
+# of the first dimension's variance is the data mean x the query's summed error, one realization
+# per response shared by every column, so a reference pooled over few runs can sit far from the
+# mean (n_d2048_p2_texp9: 1.54 over 2 runs, 0.91 over 16)
+WINDOW = 1.5
 BIAS = 1.1  # the pooled (geometric mean) predicted/measured of each stage kind, both ways
 EARLY = ("expansion", "expansion_right", "conversion", "conversion_gsw", "first_dimension")
 
