@@ -1,0 +1,33 @@
+"""A batch plan as readable text: the layout, its failure bound, the per-batch and per-record
+figures, then the bucket database's plan (plan_text.render)."""
+
+from __future__ import annotations
+
+from spiralpir.optimizer.cli.plan_text import render
+from spiralpir.optimizer.plan.batch_plan import BatchPlan
+
+
+def render_batch(bp: BatchPlan) -> str:
+    f = bp.figures
+    k, b, w = f["k"], f["buckets"], f["w"]
+    lines = [
+        f"batch plan: up to {k} distinct records per request from {f['records']:,} records",
+        f"  layout      every record in w = {w} of B = {b} buckets (public seed {f['seed']}), "
+        f"{f['capacity']:,} records per bucket, {f['stored_records']:,} stored in all",
+        f"  placement   fails with probability <= 2^{f['log2_failure_bound']:.1f} per batch "
+        f"(union bound over Hall violators; target 2^-40)",
+        f"  buckets     {f['buckets_per_index']:.2f} per requested record"
+        + (" (small batches need relatively more buckets: the bound is reached only with "
+           "more buckets per index or more copies)" if b >= 1.5 * k and k > 1 else ""),
+        f"  per batch   query {f['batch_query_bytes'] / 1e3:.1f} KB, responses "
+        f"{f['batch_response_bytes'] / 1e3:.1f} KB, server {f['batch_server_seconds']:.3f} s "
+        "(1 core, each bucket a query of the bucket database)",
+        f"  per record  {f['per_record_bytes'] / 1e3:.1f} KB, "
+        f"{f['per_record_server_seconds'] * 1e3:.1f} ms",
+        "  considered  " + ", ".join(f"w={c['w']}: B={c['buckets']}, "
+                                     f"{c['batch_server_seconds']:.3f} s"
+                                     for c in bp.considered),
+        "",
+        "bucket database (one parameter set and one set of public parameters for all buckets)",
+    ]
+    return "\n".join(lines) + "\n" + render(bp.plan)
