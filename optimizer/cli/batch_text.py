@@ -6,6 +6,8 @@ from __future__ import annotations
 from spiralpir.optimizer.cli.plan_text import render
 from spiralpir.optimizer.plan.batch_plan import BatchPlan
 
+SMALL_BATCH = 16  # below this the per-index overhead (B/k, w) is noted
+
 
 def render_batch(bp: BatchPlan) -> str:
     f = bp.figures
@@ -16,9 +18,9 @@ def render_batch(bp: BatchPlan) -> str:
         f"{f['capacity']:,} records per bucket, {f['stored_records']:,} stored in all",
         f"  placement   fails with probability <= 2^{f['log2_failure_bound']:.1f} per batch "
         f"(union bound over Hall violators; target 2^-40)",
-        f"  buckets     {f['buckets_per_index']:.2f} per requested record"
-        + (" (small batches need relatively more buckets: the bound is reached only with "
-           "more buckets per index or more copies)" if b >= 1.5 * k and k > 1 else ""),
+        f"  buckets     {f['buckets_per_index']:.2f} per requested record, {w} copies of each"
+        + (" (small batches need relatively more buckets or copies to reach the bound: the "
+           "union bound's few-index terms do not shrink with k)" if k < SMALL_BATCH else ""),
         f"  per batch   query {f['batch_query_bytes'] / 1e3:.1f} KB, responses "
         f"{f['batch_response_bytes'] / 1e3:.1f} KB, server {f['batch_server_seconds']:.3f} s "
         "(1 core, each bucket a query of the bucket database)",
