@@ -144,7 +144,10 @@ class BatchServer(PirServer):
         return out
 
     def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        """Stop the pool and free the bucket databases (the server answers no more)."""
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        for blk in self.blocks:
+            blk.db.close()
 
 
 def default_store_dir(db_path: Path, tag: str) -> Path:

@@ -213,3 +213,20 @@ def test_forced_placement_failure_is_a_clear_error(ci_build: Build, tmp_path: Pa
     finally:
         c.close()
         srv.close()
+
+
+def test_batch_bench_reports_checked_figures(ci_build: Build, rng: random.Random) -> None:
+    """The bench of a batch build: a layout too large for the CI twin is scaled down to fit,
+    the figures are per batch and per record, and every record was checked."""
+    big = BucketLayout(50_000, 3, 24, rng.randbytes(16).hex(), 8000)
+    from spiralpir.optimizer.service.batch_bench import run_batch_bench
+
+    r = run_batch_bench(ci_build, big, 8, trials=2, threads=1, seed=rng.randrange(1 << 30))
+    assert r["correct"] and r["k"] == 8 and r["buckets"] == 24 and r["w"] == 3
+    assert r["bucket_capacity"] <= ci_build.num_records < big.capacity
+    assert r["batch_request_bytes"] == batch_wire.framed_bytes(24, len(
+        ClientKeys.new(ci_build.lib).query(0)))
+    assert r["per_record_bytes"] == pytest.approx(
+        (r["batch_request_bytes"] + r["batch_response_bytes"]) / 8)
+    assert set(r["batch_stage_seconds"]) == {"expansion", "conversion", "first_dimension",
+                                             "folding", "modswitch"}
