@@ -15,7 +15,8 @@ def render_batch(bp: BatchPlan) -> str:
     lines = [
         f"batch plan: up to {k} distinct records per request from {f['records']:,} records",
         f"  layout      every record in w = {w} of B = {b} buckets (public seed {f['seed']}), "
-        f"{f['capacity']:,} records per bucket, {f['stored_records']:,} stored in all",
+        f"{f['capacity']:,} records per bucket, {f['stored_records']:,} stored in all "
+        f"({f['preprocessed_bytes'] / 1e9:.2f} GB preprocessed; --max-copies bounds w)",
         f"  placement   fails with probability <= 2^{f['log2_failure_bound']:.1f} per batch "
         f"(union bound over Hall violators; target 2^-40)",
         f"  buckets     {f['buckets_per_index']:.2f} per requested record, {w} copies of each"

@@ -50,6 +50,9 @@ from spiralpir.optimizer.service.batch_server import BATCH_FILE
               "the shipped one.")
 @click.option("--refresh-security", is_flag=True,
               help="Re-run the security estimator even if the document holds a report.")
+@click.option("--max-copies", type=click.IntRange(min=2), default=None, metavar="W",
+              help="With --batch: store every record in at most W buckets (the server's "
+              "memory grows with W; default: the cheapest W in 2..6).")
 @click.option("--batch", type=click.IntRange(min=1), default=None, metavar="K",
               help="Plan now a batch build for up to K records per request (writes "
               "NAME/batch.json, the bucket layout, beside the bucket database's build).")
@@ -74,6 +77,7 @@ def generate(
     max_response_bytes: str | None,
     profile_path: Path | None,
     refresh_security: bool,
+    max_copies: int | None,
     batch: int | None,
     name: str,
     force: bool,
@@ -87,6 +91,8 @@ def generate(
         raise SpiralpirError("--headroom goes with --from-db")
     if from_db is not None:
         records, record_size = db_shape(from_db, record_size, headroom)
+    if max_copies is not None and batch is None:
+        raise SpiralpirError("--max-copies goes with --batch")
     if params_file is not None and batch is not None:
         raise SpiralpirError("--batch plans now (with --records); a plan file made by `plan "
                              "--batch K --json` already holds its batch layout")
@@ -108,7 +114,7 @@ def generate(
         if batch is not None:
             doc = plan_batch(parse_count(records, "--records"),
                              parse_count(record_size, "--record-size"), batch,
-                             **options).to_json()
+                             max_copies=max_copies, **options).to_json()
         else:
             doc = plan_json(parse_count(records, "--records"),
                             parse_count(record_size, "--record-size"), **options)

@@ -52,6 +52,7 @@ def batch_figures(doc: dict[str, Any], layout: BucketLayout, k: int) -> dict[str
         "per_record_bytes": b * (query + response) / k,
         "per_record_server_seconds": seconds / k,
         "stored_records": layout.w * layout.records,
+        "preprocessed_bytes": b * int(est["preprocessed_db_bytes"]),
     }
 
 
@@ -69,9 +70,13 @@ class BatchPlan:
 
 
 def plan_batch(records: int, record_size: int, k: int, seed: str | None = None,
-               w_choices: tuple[int, ...] = W_CHOICES, **options: Any) -> BatchPlan:
+               max_copies: int | None = None, **options: Any) -> BatchPlan:
     """The plan of a batch build: the bucket database's parameters (records = bucket
-    capacity) and the layout, for batches of up to k distinct indices."""
+    capacity) and the layout, for batches of up to k distinct indices. max_copies caps w
+    (the server stores w copies of every record: memory and preprocessing grow with it)."""
+    if max_copies is not None and max_copies < 2 and k > 1:
+        raise InvalidOption("max_copies", f"must be at least 2 for batches of {k}")
+    w_choices = tuple(w for w in W_CHOICES if max_copies is None or w <= max_copies)
     if not 1 <= k <= MAX_BATCH:
         raise InvalidOption("batch", f"must be in [1, {MAX_BATCH}], got {k}")
     if k > records:

@@ -75,3 +75,15 @@ def test_generate_batch_writes_the_layout(monkeypatch: pytest.MonkeyPatch,
                   "--name", "bat", "--out", str(tmp_path), "--force")
     assert res.code == 0, res.err
     assert not (tmp_path / "bat" / "batch.json").exists()
+
+
+def test_max_copies_caps_w(monkeypatch: pytest.MonkeyPatch,
+                           capsys: pytest.CaptureFixture[str]) -> None:
+    res = run_cli(monkeypatch, capsys, "plan", "--records", "5000", "--record-size", "32",
+                  "--batch", "16", "--max-copies", "3", "--json")
+    assert res.code == 0, res.err
+    lay = check_batch_section(json.loads(res.out), 5000, 16)
+    assert lay.w <= 3
+    assert_user_error(run_cli(monkeypatch, capsys, "plan", "--records", "5000",
+                              "--record-size", "32", "--max-copies", "3"),
+                      "--max-copies goes with --batch")
