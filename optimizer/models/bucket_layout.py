@@ -88,6 +88,15 @@ class BucketLayout:
         raise SpiralpirError(f"batch layout: could not draw {self.w} distinct buckets of "
                              f"{self.buckets} in {MAX_ATTEMPTS} attempts")
 
+    def max_load(self) -> int:
+        """The largest bucket's load (records placed in it)."""
+        cand = self.candidates(np.arange(self.records))
+        return int(np.bincount(cand.reshape(-1), minlength=self.buckets).max())
+
+    def sized(self) -> BucketLayout:
+        """This layout with capacity = the largest bucket's load."""
+        return BucketLayout(self.records, self.w, self.buckets, self.seed, self.max_load())
+
     def table(self) -> BucketTable:
         """Every bucket's members and every record's positions (O(w·N) memory)."""
         return BucketTable.of(self)

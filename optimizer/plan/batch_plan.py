@@ -15,7 +15,6 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 from spiralpir.optimizer.models.bucket_layout import BucketLayout
 from spiralpir.optimizer.models.placement_bound import TARGET_LOG2, log2_failure_bound, min_buckets
 from spiralpir.optimizer.plan.errors import InvalidOption
@@ -23,11 +22,6 @@ from spiralpir.optimizer.plan.planner import Plan, plan
 
 W_CHOICES = (2, 3, 4, 5, 6)
 MAX_BATCH = 4096
-
-
-def max_load(layout: BucketLayout) -> int:
-    cand = layout.candidates(np.arange(layout.records))
-    return int(np.bincount(cand.reshape(-1), minlength=layout.buckets).max())
 
 
 def _score(doc: dict[str, Any], buckets: int) -> float:
@@ -87,8 +81,7 @@ def plan_batch(records: int, record_size: int, k: int, seed: str | None = None,
     considered = []
     for w in choices:
         buckets = min_buckets(k, w, TARGET_LOG2)
-        layout = BucketLayout(records, w, buckets, seed, 0)
-        layout = BucketLayout(records, w, buckets, seed, max_load(layout))
+        layout = BucketLayout(records, w, buckets, seed, 0).sized()
         pl = plan(layout.capacity, record_size, **options)
         doc = pl.to_json()
         score = _score(doc, buckets)

@@ -28,11 +28,8 @@ def fit_layout(layout: BucketLayout, capacity: int) -> BucketLayout:
     same w, buckets and seed over proportionally fewer records, checked to fit."""
     if layout.capacity <= capacity:
         return layout
-    from spiralpir.optimizer.plan.batch_plan import max_load
-
     records = max(layout.buckets, layout.records * capacity // layout.capacity * 9 // 10)
-    small = BucketLayout(records, layout.w, layout.buckets, layout.seed, 0)
-    small = BucketLayout(records, layout.w, layout.buckets, layout.seed, max_load(small))
+    small = BucketLayout(records, layout.w, layout.buckets, layout.seed, 0).sized()
     if small.capacity > capacity:
         raise SpiralpirError(f"batch layout: buckets of {small.capacity} exceed the build's "
                              f"capacity {capacity}")

@@ -18,7 +18,6 @@ import requests
 from spiralpir.optimizer.build import builder
 from spiralpir.optimizer.models.bucket_layout import BucketLayout
 from spiralpir.optimizer.models.placement_bound import log2_failure_bound, min_buckets
-from spiralpir.optimizer.plan.batch_plan import max_load
 from spiralpir.optimizer.service import batch_wire
 from spiralpir.optimizer.service import records as database
 from spiralpir.optimizer.service.batch_server import BatchServer
@@ -52,8 +51,7 @@ def serve_in_thread(srv: BatchServer) -> str:
 
 
 def make_layout(rng: random.Random, records: int, w: int, buckets: int) -> BucketLayout:
-    lay = BucketLayout(records, w, buckets, rng.randbytes(16).hex(), 0)
-    return BucketLayout(records, w, buckets, lay.seed, max_load(lay))
+    return BucketLayout(records, w, buckets, rng.randbytes(16).hex(), 0).sized()
 
 
 @pytest.fixture(scope="module")

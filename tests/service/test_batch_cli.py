@@ -14,7 +14,6 @@ from service_helpers import CLI, DEMO, ServerProcess
 from spiralpir.optimizer.build import builder
 from spiralpir.optimizer.models.bucket_layout import BucketLayout
 from spiralpir.optimizer.models.placement_bound import min_buckets
-from spiralpir.optimizer.plan.batch_plan import max_load
 
 RS = 32
 
@@ -30,8 +29,7 @@ def test_serve_and_query_a_batch(demo_inst: builder.Instance, tmp_path: Path,
                                  serve_process: Callable[[list[str], Path], ServerProcess],
                                  sample_server: ServerProcess) -> None:
     n = 1500
-    lay = BucketLayout(n, 4, min_buckets(8, 4), rng.randbytes(16).hex(), 0)
-    lay = BucketLayout(n, 4, lay.buckets, lay.seed, max_load(lay))
+    lay = BucketLayout(n, 4, min_buckets(8, 4), rng.randbytes(16).hex(), 0).sized()
     (tmp_path / "batch.json").write_text(json.dumps({"batch": lay.to_json()}))
     data = rng.randbytes(n * RS)
     (tmp_path / "db.bin").write_bytes(data)
