@@ -24,14 +24,25 @@ from spiralpir.optimizer.service.binding import ClientKeys
 from spiralpir.optimizer.service.client_wire import reported_seconds, reported_stages
 from spiralpir.optimizer.service.placement import place
 
+MAX_BUCKETS = 1 << 16  # a layout the client will compute (O(w·N) memory, B queries)
 
-def layout_of(info: dict[str, Any]) -> BucketLayout:
-    """The batch layout a server reports in GET /v1/params, or an error if it has none."""
+
+def layout_of(info: dict[str, Any], bucket_records: int) -> BucketLayout:
+    """The batch layout a server reports in GET /v1/params (checked against the local build's
+    bucket size, so a server cannot make the client compute an unbounded table), or an error
+    if the server has none."""
     batch = info.get("batch")
     if batch is None:
         raise SpiralpirError("the server holds one database, not a batch build: query one index "
                              "at a time (or serve a build made with `generate --batch K`)")
-    return BucketLayout.from_json(batch, "the server's batch layout")
+    lay = BucketLayout.from_json(batch, "the server's batch layout")
+    if lay.buckets > MAX_BUCKETS or lay.capacity > bucket_records or \
+            lay.w * lay.records > lay.buckets * lay.capacity:
+        raise SpiralpirError(f"the server's batch layout does not fit its build ({lay.buckets} "
+                             f"buckets of {lay.capacity} records, w = {lay.w}, "
+                             f"{lay.records} records; the build holds {bucket_records} per "
+                             f"bucket, at most {MAX_BUCKETS} buckets)")
+    return lay
 
 
 def bucket_queries(keys: ClientKeys, table: BucketTable, wanted: Sequence[int]

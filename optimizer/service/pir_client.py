@@ -269,7 +269,8 @@ class PirClient:
         """Privately retrieve records ``indices`` (in that order; duplicates allowed) in one
         request from a batch server (service/batch_client.py)."""
         if self._batch_table is None:
-            self._batch_table = batch_client.layout_of(self.info).table()
+            self._batch_table = batch_client.layout_of(self.info,
+                                                       self.build.num_records).table()
         return batch_client.get_many(self, indices, self._batch_table)
 
     # -- streaming -------------------------------------------------------------------------

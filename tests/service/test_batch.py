@@ -4,6 +4,7 @@ decryption. Every record is compared with the database's bytes at index x record
 
 from __future__ import annotations
 
+import json
 import random
 import socket
 import threading
@@ -15,6 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 import requests
+from service_helpers import DEMO
 from spiralpir.optimizer.build import builder
 from spiralpir.optimizer.models.bucket_layout import BucketLayout
 from spiralpir.optimizer.models.placement_bound import log2_failure_bound, min_buckets
@@ -129,6 +131,16 @@ def test_request_sizes_do_not_depend_on_the_indices(client: PirClient,
         client.get_many(idx)
     assert len(sent) == 5, "one request per batch"
     assert len({s for s in sent}) == 1, sent  # same path, length and framing head
+
+
+def test_sizes_are_as_planned(client: PirClient, rng: random.Random) -> None:
+    """Request and reply are B planned queries and responses (the demo plan's sizes; its CI
+    twin differs only in the hypercube, which sizes neither) plus the framing head."""
+    est = json.loads((DEMO / "params.json").read_text())["estimate"]
+    res = client.get_many(rng.sample(range(N), 5))
+    b = res.buckets
+    assert res.request_bytes == batch_wire.framed_bytes(b, est["query_bytes"])
+    assert res.response_bytes == batch_wire.framed_bytes(b, est["response_bytes"])
 
 
 def test_bucket_stores_are_saved_and_mapped_on_restart(ci_build: Build,

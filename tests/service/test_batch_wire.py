@@ -1,5 +1,5 @@
 """The framing of a batch request and reply: round trip, and every malformed field refused
-with its name."""
+with its name; the client's check of the layout a server reports."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ import random
 import struct
 
 import pytest
+from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.service import batch_wire
+from spiralpir.optimizer.service.batch_client import layout_of
 
 
 def test_round_trip(rng: random.Random) -> None:
@@ -37,3 +39,13 @@ def test_malformed_bodies(rng: random.Random) -> None:
         batch_wire.pack([b"a", b"bb"])
     with pytest.raises(batch_wire.BadBatch, match="at least one"):
         batch_wire.pack([])
+
+
+def test_client_refuses_a_layout_that_does_not_fit_its_build() -> None:
+    ok = {"records": 100, "w": 2, "buckets": 4, "seed": "00" * 16, "capacity": 50}
+    assert layout_of({"batch": ok}, 64).capacity == 50
+    for bad in ({**ok, "capacity": 65}, {**ok, "records": 101}, {**ok, "buckets": 1 << 17}):
+        with pytest.raises(SpiralpirError, match="does not fit its build"):
+            layout_of({"batch": bad}, 64)
+    with pytest.raises(SpiralpirError, match="one database"):
+        layout_of({}, 64)
