@@ -92,11 +92,17 @@ class BatchServer(PirServer):
         blocks = [(bucket_records(records, self.table, b), paths[b])
                   for b in range(layout.buckets)]
         self.pool_threads = threads if threads > 0 else (os.cpu_count() or 1)
-        super().__init__(build, blocks=blocks, threads=1, **kwargs)
-        self.num_records = records.num_records
-        self.source = records.source
         self._pool = ThreadPoolExecutor(max_workers=self.pool_threads,
                                         thread_name_prefix="spiralpir-bucket")
+        # bucket 0 through PirServer (sizes, clients), the others preprocessed or mapped in
+        # parallel, one runtime thread each, like their answers (each logs a line when done;
+        # no progress bars, which would interleave)
+        super().__init__(build, blocks=blocks[:1], threads=1, **kwargs)
+        self.blocks += list(self._pool.map(
+            lambda b: self._load_block(b, blocks[b][0], blocks[b][1], False),
+            range(1, layout.buckets)))
+        self.num_records = records.num_records
+        self.source = records.source
         self.response_bytes = int(build.lib.params["response_bytes"])
 
     @property
