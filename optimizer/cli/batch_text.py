@@ -17,11 +17,13 @@ def render_batch(bp: BatchPlan) -> str:
         f"  layout      every record in w = {w} of B = {b} buckets (public seed {f['seed']}), "
         f"{f['capacity']:,} records per bucket, {f['stored_records']:,} stored in all "
         f"({f['preprocessed_bytes'] / 1e9:.2f} GB preprocessed; --max-copies bounds w)",
-        f"  placement   fails with probability <= 2^{f['log2_failure_bound']:.1f} per batch "
-        f"(union bound over Hall violators; target 2^-40)",
+        ("  placement   cannot fail (no more indices than copies of each record)"
+         if f["log2_failure_bound"] is None else
+         f"  placement   fails with probability <= 2^{f['log2_failure_bound']:.1f} per batch "
+         "(union bound over Hall violators; target 2^-40)"),
         f"  buckets     {f['buckets_per_index']:.2f} per requested record, {w} copies of each"
         + (" (small batches need relatively more buckets or copies to reach the bound: the "
-           "union bound's few-index terms do not shrink with k)" if k < SMALL_BATCH else ""),
+           "union bound's few-index terms do not shrink with k)" if 1 < k < SMALL_BATCH else ""),
         f"  per batch   query {f['batch_query_bytes'] / 1e3:.1f} KB, responses "
         f"{f['batch_response_bytes'] / 1e3:.1f} KB, server {f['batch_server_seconds']:.3f} s "
         "(1 core, each bucket a query of the bucket database)",

@@ -11,6 +11,7 @@ and converts every bucket's query on its own).
 
 from __future__ import annotations
 
+import math
 import secrets
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,9 +36,11 @@ def batch_figures(doc: dict[str, Any], layout: BucketLayout, k: int) -> dict[str
     b = layout.buckets
     query, response = int(est["query_bytes"]), int(est["response_bytes"])
     seconds = b * float(est["server_seconds"])
+    bound = log2_failure_bound(k, b, layout.w)
     return {
         "k": k, **layout.to_json(),
-        "log2_failure_bound": log2_failure_bound(k, b, layout.w),
+        # null when no failure is possible (fewer than w + 1 indices): JSON has no -inf
+        "log2_failure_bound": None if math.isinf(bound) else bound,
         "failure_bound_source": "union bound over Hall violators (models/placement_bound.py)",
         "buckets_per_index": b / k,
         "batch_query_bytes": b * query,
