@@ -40,7 +40,7 @@ def test_plan_batch_json_and_text(monkeypatch: pytest.MonkeyPatch,
     res = run_cli(monkeypatch, capsys, "plan", "--records", "5000", "--record-size", "32",
                   "--batch", "3", "--top", "1")
     assert res.code == 0, res.err
-    assert "fails with probability <= 2^" in res.out and "bucket database" in res.out
+    assert "cannot fail (no more indices than copies" in res.out and "bucket database" in res.out
     assert "small batches need relatively more buckets" in res.out
 
 
