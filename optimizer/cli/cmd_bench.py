@@ -10,6 +10,9 @@ import click
 from spiralpir.optimizer.build import builder
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.measure.bench import BENCH_KEYS, run_bench
+from spiralpir.optimizer.service.batch_bench import run_batch_bench
+from spiralpir.optimizer.service.batch_server import BATCH_FILE, read_layout
+from spiralpir.optimizer.service.binding import Build
 
 
 def _human(n: float) -> str:
@@ -51,7 +54,11 @@ def format_report(name: str, r: dict[str, Any]) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON report.")
 def bench(source_dir: Path, build_dir: Path | None, threads: int | None, trials: int, ci: bool,
           as_json: bool) -> None:
-    """Answer TRIALS random queries on a random database of the build's shape; check them."""
+    """Answer TRIALS random queries on a random database of the build's shape; check them
+    (a batch build: TRIALS batches of its K random records, in process)."""
+    if (source_dir / BATCH_FILE).is_file():
+        bench_batch(source_dir, build_dir, threads, trials, ci, as_json)
+        return
     inst = builder.build(source_dir, build_dir, show_progress=not as_json,
                          targets=["ci_bench" if ci else "bench"])
     report = run_bench(inst, threads=threads, trials=trials, ci=ci)
@@ -60,4 +67,31 @@ def bench(source_dir: Path, build_dir: Path | None, threads: int | None, trials:
     else:
         click.echo(format_report(inst.name + (" (CI twin)" if ci else ""), report))
     if not report["correct"]:
+        raise SpiralpirError("the benchmark decoded wrong records")
+
+
+def bench_batch(source_dir: Path, build_dir: Path | None, threads: int | None, trials: int,
+                ci: bool, as_json: bool) -> None:
+    """The batch build's figures: per batch and per record (service/batch_bench.py)."""
+    doc = json.loads((source_dir / BATCH_FILE).read_text(encoding="utf-8"))
+    layout = read_layout(source_dir / BATCH_FILE)
+    k = int(doc["batch"].get("k", layout.buckets))
+    inst = builder.build(source_dir, build_dir, show_progress=not as_json, targets=["library"])
+    r = run_batch_bench(Build(inst, ci=ci), layout, k, trials, threads or 1)
+    if as_json:
+        click.echo(json.dumps(r, sort_keys=True))
+    else:
+        lines = [f"{inst.name}{' (CI twin)' if ci else ''}: batch of {r['k']} records from "
+                 f"{r['records']:,} in {r['buckets']} buckets (w = {r['w']}, "
+                 f"{r['bucket_capacity']:,} per bucket): "
+                 + ("correct" if r["correct"] else "WRONG RESULTS"),
+                 f"  {'server CPU per batch':<30}{r['batch_cpu_seconds']:.4f} s "
+                 f"(median, {r['threads']} thread(s); wall {r['batch_wall_seconds']:.4f} s)"]
+        lines += [f"    {s:<28}{v:.4f} s" for s, v in r["batch_stage_seconds"].items()]
+        lines += [f"  {'request / responses':<30}{_human(r['batch_request_bytes'])} / "
+                  f"{_human(r['batch_response_bytes'])}",
+                  f"  {'per record':<30}{r['per_record_cpu_seconds'] * 1e3:.2f} ms CPU, "
+                  f"{_human(r['per_record_bytes'])}"]
+        click.echo("\n".join(lines))
+    if not r["correct"]:
         raise SpiralpirError("the benchmark decoded wrong records")

@@ -20,9 +20,12 @@ from spiralpir.optimizer.cli.plan_options import (
     parse_blocks,
 )
 from spiralpir.optimizer.errors import SpiralpirError
+from spiralpir.optimizer.models.bucket_layout import BucketLayout
+from spiralpir.optimizer.plan.batch_plan import plan_batch
 from spiralpir.optimizer.plan.planner import plan_json
 from spiralpir.optimizer.plan.space import OBJECTIVES
 from spiralpir.optimizer.service import records as records_file
+from spiralpir.optimizer.service.batch_server import BATCH_FILE
 
 
 @click.command(name="generate")
@@ -55,6 +58,12 @@ from spiralpir.optimizer.service import records as records_file
               "the shipped one.")
 @click.option("--refresh-security", is_flag=True,
               help="Re-run the security estimator even if the document holds a report.")
+@click.option("--max-copies", type=click.IntRange(min=2), default=None, metavar="W",
+              help="With --batch: store every record in at most W buckets (the server's "
+              "memory grows with W; default: the cheapest W in 2..6).")
+@click.option("--batch", type=click.IntRange(min=1), default=None, metavar="K",
+              help="Plan now a batch build for up to K records per request (writes "
+              "NAME/batch.json, the bucket layout, beside the bucket database's build).")
 @click.option("--name", required=True, help="Build name: lowercase C++ identifier, e.g. demo.")
 @click.option("--force", is_flag=True,
               help="Replace an existing generated/NAME of different parameters.")
@@ -77,6 +86,8 @@ def generate(
     max_db_ratio: float | None,
     profile_path: Path | None,
     refresh_security: bool,
+    max_copies: int | None,
+    batch: int | None,
     name: str,
     force: bool,
     out_dir: Path,
@@ -89,6 +100,11 @@ def generate(
         raise SpiralpirError("--headroom goes with --from-db")
     if from_db is not None:
         records, record_size = db_shape(from_db, record_size, headroom)
+    if max_copies is not None and batch is None:
+        raise SpiralpirError("--max-copies goes with --batch")
+    if params_file is not None and batch is not None:
+        raise SpiralpirError("--batch plans now (with --records); a plan file made by `plan "
+                             "--batch K --json` already holds its batch layout")
     if params_file is not None:
         plan_opts = (record_size, variant, objective, blocks, min_security, max_query_bytes,
                      max_params_bytes, max_response_bytes, max_db_ratio, profile_path)
@@ -105,14 +121,36 @@ def generate(
                               ("profile", profile_path))
             if v is not None}
         options.update(caps(max_query_bytes, max_params_bytes, max_response_bytes))
-        doc = plan_json(parse_count(records, "--records"),
+        if batch is not None:
+            doc = plan_batch(parse_count(records, "--records"),
+                             parse_count(record_size, "--record-size"), batch,
+                             max_copies=max_copies, **options).to_json()
+        else:
+            doc = plan_json(parse_count(records, "--records"),
                             parse_count(record_size, "--record-size"), **options)
     if not force:
         check_replaces_same(out_dir / name, codegen.normalize_params(doc.get("params", {})))
     target = codegen.generate_from_document(name, doc, out_dir, refresh_security)
     files = sorted([*codegen.TEMPLATE_FILES, "params.json"])
+    if write_batch_file(target, doc.get("batch")):
+        files.append(BATCH_FILE)
     click.echo(f"generated {target}/ ({', '.join(files)})")
     click.echo(f"next: spiralpir build {target}")
+
+
+def write_batch_file(target: Path, batch: Any) -> bool:
+    """NAME/batch.json from a batch plan's section (removed for a plan without one, so a
+    regenerated single-database build is not served as buckets)."""
+    path = target / BATCH_FILE
+    if batch is None:
+        path.unlink(missing_ok=True)
+        return False
+    layout = BucketLayout.from_json(batch, "the plan's batch section")
+    if layout.capacity > int(codegen.load_document(target / "params.json")["params"]["records"]):
+        raise SpiralpirError(f"the plan's batch section: buckets of {layout.capacity} records "
+                             "exceed the plan's records")
+    codegen.write_atomic(path, json.dumps({"batch": batch}, sort_keys=True, indent=2) + "\n")
+    return True
 
 
 def parse_headroom(text: str) -> Fraction:

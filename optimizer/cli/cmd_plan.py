@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from spiralpir.optimizer.cli.batch_text import render_batch
 from spiralpir.optimizer.cli.counts import parse_count
 from spiralpir.optimizer.cli.plan_options import (
     BLOCKS_HELP,
@@ -25,6 +26,7 @@ from spiralpir.optimizer.cli.plan_options import (
 )
 from spiralpir.optimizer.cli.plan_text import render
 from spiralpir.optimizer.errors import SpiralpirError
+from spiralpir.optimizer.plan.batch_plan import plan_batch
 from spiralpir.optimizer.plan.planner import plan as make_plan
 from spiralpir.optimizer.plan.space import OBJECTIVES
 
@@ -56,12 +58,19 @@ from spiralpir.optimizer.plan.space import OBJECTIVES
 @click.option("--top", type=int, default=3, show_default=True,
               help="Show this many plans (the best and the next-best alternatives).")
 @click.option("--json", "as_json", is_flag=True, help="Print {params, estimate} as JSON.")
+@click.option("--max-copies", type=click.IntRange(min=2), default=None, metavar="W",
+              help="With --batch: store every record in at most W buckets (the server's "
+              "memory grows with W; default: the cheapest W in 2..6).")
+@click.option("--batch", type=click.IntRange(min=1), default=None, metavar="K",
+              help="Plan a batch build: up to K records per request (probabilistic batch "
+              "codes; the plan gives w, the bucket count and size, and the failure bound).")
 def plan(records: str, record_size: str, variant: str, objective: str, blocks: str | None,
                  max_query_bytes: str | None, max_params_bytes: str | None,
                  max_response_bytes: str | None, max_db_ratio: float | None,
                  min_security: float, ring: str,
                  profile_path: Path | None, cpu_price: float | None,
-                 egress_price: float | None, top: int, as_json: bool) -> None:
+                 egress_price: float | None, top: int, as_json: bool, batch: int | None,
+                 max_copies: int | None) -> None:
     """Choose SPIRAL parameters for a database of RECORDS records of RECORD-SIZE bytes."""
     if top < 1:
         raise SpiralpirError(f"--top must be at least 1, got {top}")
@@ -74,6 +83,15 @@ def plan(records: str, record_size: str, variant: str, objective: str, blocks: s
     opts.update(caps(max_query_bytes, max_params_bytes, max_response_bytes))
     if max_db_ratio is not None:
         opts["max_db_ratio"] = max_db_ratio
+    if max_copies is not None and batch is None:
+        raise SpiralpirError("--max-copies goes with --batch")
+    if batch is not None:
+        bp = plan_batch(parse_count(records, "--records"),
+                        parse_count(record_size, "--record-size"), batch,
+                        max_copies=max_copies, **opts)
+        click.echo(json.dumps(bp.to_json(), sort_keys=True, indent=2) if as_json
+                   else render_batch(bp))
+        return
     pl = make_plan(parse_count(records, "--records"), parse_count(record_size, "--record-size"),
               **opts)
     if as_json:

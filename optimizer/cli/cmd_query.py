@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 import click
 from spiralpir.optimizer.cli.out_paths import check_out_file
 from spiralpir.optimizer.errors import SpiralpirError
+from spiralpir.optimizer.service.batch_results import BatchResult
 from spiralpir.optimizer.service.http_api import parse_decimal
 from spiralpir.optimizer.service.pir_client import PirClient
 from spiralpir.optimizer.service.results import QueryResult, StreamResult
@@ -32,17 +33,21 @@ def parse_blocks(text: str | None, count: int) -> list[int] | None:
     return list(range(start, stop))
 
 
-def ascii_index(_ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]) -> int:
-    """--index: one record index in ASCII digits ('١' or '²' are not numbers here). The option
-    is declared repeatable only so that a second --index is refused instead of silently
-    replacing the first."""
+def ascii_index(_ctx: click.Context, _param: click.Parameter,
+                values: tuple[str, ...]) -> list[int]:
+    """--index: a record index in ASCII digits ('١' or '²' are not numbers here), or several
+    separated by commas (a batch: I,J,K). The option is declared repeatable only so that a
+    second --index is refused instead of silently replacing the first."""
     if len(values) != 1:
-        raise SpiralpirError("give one --index; batch queries are not supported yet")
-    value = values[0]
-    index = parse_decimal(value)
-    if index is None:
-        raise SpiralpirError(f"--index '{value}': expected a record index (ASCII digits)")
-    return index
+        raise SpiralpirError("give one --index (several records: --index I,J,K)")
+    out = []
+    for value in values[0].split(","):
+        index = parse_decimal(value.strip())
+        if index is None:
+            raise SpiralpirError(f"--index '{values[0]}': expected record indices (ASCII "
+                                 f"digits, separated by commas), not '{value}'")
+        out.append(index)
+    return out
 
 
 def server_url(text: str) -> str:
@@ -71,7 +76,8 @@ def write_atomic(out: Path, data: bytes) -> None:
 @click.command(name="query")
 @click.option("--server", "url", required=True, help="Server URL, e.g. http://127.0.0.1:8080")
 @click.option("--index", required=True, multiple=True, callback=ascii_index,
-              help="Record index (0-based); one per query.")
+              help="Record index (0-based), or several separated by commas (3,17,99): "
+              "fetched in one request from a batch build, printed in that order.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write exactly the record's bytes to this file (--stream: the records of "
               "the blocks, concatenated in block order).")
@@ -92,7 +98,7 @@ def write_atomic(out: Path, data: bytes) -> None:
               "by the name the server reports).")
 @click.option("--build-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON report (records in hex).")
-def query(url: str, index: int, out: Path | None, streaming: bool, blocks_text: str | None,
+def query(url: str, index: list[int], out: Path | None, streaming: bool, blocks_text: str | None,
           in_flight: int, progress: bool, state: Path | None, source_dir: Path | None,
           build_dir: Path | None, as_json: bool) -> None:
     """Fetch record INDEX without the server learning INDEX."""
@@ -101,12 +107,21 @@ def query(url: str, index: int, out: Path | None, streaming: bool, blocks_text: 
     check_out_file(out, "--out")
     client = PirClient(server_url(url), source_dir=source_dir, build_dir=build_dir,
                        state_path=state)
+    batch = "batch" in client.info
+    if len(index) > 1 and (streaming or not batch):
+        client.close()
+        raise SpiralpirError(f"--index with several records needs a batch build (`generate "
+                             f"--batch K`); {url} serves " + ("streams" if streaming else
+                                                              "one database"))
     try:
         if streaming:
             blocks = parse_blocks(blocks_text, len(client.blocks))
-            result: QueryResult | StreamResult = client.stream(index, blocks, progress, in_flight)
+            result: QueryResult | StreamResult | BatchResult = client.stream(
+                index[0], blocks, progress, in_flight)
+        elif batch:
+            result = client.get_many(index)
         else:
-            result = client.query(index)
+            result = client.query(index[0])
     finally:
         client.close()
     if out is not None:
@@ -114,7 +129,9 @@ def query(url: str, index: int, out: Path | None, streaming: bool, blocks_text: 
     if as_json:
         click.echo(json.dumps(result.to_json(), sort_keys=True))
         return
-    if isinstance(result, StreamResult):
+    if isinstance(result, BatchResult):
+        report_batch(result, out)
+    elif isinstance(result, StreamResult):
         report_stream(result, out)
     else:
         report_one(result, out)
@@ -157,5 +174,22 @@ def report_stream(result: StreamResult, out: Path | None) -> None:
         + f"\n  per block: server {t['server_seconds_per_block'] * 1e3:.1f} ms, "
         f"{t['server_throughput_bytes_per_second'] / 1e6:.1f} MB/s server, "
         f"{t['round_trip_throughput_bytes_per_second'] / 1e6:.1f} MB/s round trip",
+        err=True,
+    )
+
+
+def report_batch(result: BatchResult, out: Path | None) -> None:
+    if out is None:
+        for i, rec in zip(result.indices, result.records, strict=True):
+            click.echo(f"{i} {rec.hex()}")
+    s = result.seconds
+    uploaded = result.public_params_bytes_uploaded
+    click.echo(
+        f"{len(result.indices)} record(s) ({len(set(result.indices))} distinct) from "
+        f"{result.buckets} buckets in one request" + (f" -> {out}" if out else "")
+        + f"; request {result.request_bytes:,} B, responses {result.response_bytes:,} B"
+        + (f", public params uploaded {uploaded:,} B" if uploaded else "")
+        + f"; server {s['server'] * 1e3:.1f} ms, round trip {s['round_trip'] * 1e3:.1f} ms, "
+        f"queries {s['query_gen'] * 1e3:.1f} ms, decode {s['decode'] * 1e3:.1f} ms",
         err=True,
     )

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import click
 from spiralpir.optimizer.errors import SpiralpirError
-from spiralpir.optimizer.service import http_server, pir_server, store
+from spiralpir.optimizer.service import batch_server, http_server, pir_server, store
 from spiralpir.optimizer.service import records as database
 from spiralpir.optimizer.service.binding import prepared_query_bytes
 from spiralpir.optimizer.service.builds import open_build
@@ -71,12 +71,15 @@ from spiralpir.optimizer.service.listener import bind_listener
               "peer, method, path, status, response bytes, seconds).")
 @click.option("--ci", is_flag=True, help="Use the build's CI-sized twin.")
 @click.option("--build-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+@click.option("--batch-layout", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Serve --db as the buckets of this batch layout (a batch.json); default: "
+              "the build's batch.json if it has one (`generate --batch K`).")
 def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...],
           record_size: int | None, fmt: str | None, host: str, port: int, threads: int,
           preprocessed: Path | None, no_cache: bool, max_clients: int | None,
           client_memory: str, workers: int, max_queue: int, max_uploads: int,
           header_timeout: float, body_timeout: float, max_streams: int, stream_ttl: float,
-          quiet: bool, ci: bool, build_dir: Path | None) -> None:
+          quiet: bool, ci: bool, build_dir: Path | None, batch_layout: Path | None) -> None:
     """Serve DB privately: POST /v1/setup, POST /v1/query, GET /v1/params, GET /v1/health
     (with --stream: POST /v1/stream, GET /v1/stream/ID/blocks/K, DELETE /v1/stream/ID)."""
     if (db_path is None) == (not stream_paths):
@@ -103,7 +106,23 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
 
     common = {"threads": threads, "max_clients": max_clients, "client_memory": memory,
               "max_streams": max_streams, "stream_ttl": stream_ttl}
-    if db_path is not None:
+    if batch_layout is None and (source_dir / batch_server.BATCH_FILE).is_file():
+        batch_layout = source_dir / batch_server.BATCH_FILE
+    if batch_layout is not None:
+        if db_path is None:
+            raise SpiralpirError("a batch build serves one --db (as buckets), not --stream")
+        layout = batch_server.read_layout(batch_layout)
+        records = database.read_records(db_path, build.record_size, record_size, fmt)
+        store_dir = None if no_cache else (
+            preprocessed or batch_server.default_store_dir(db_path, tag))
+        srv = batch_server.BatchServer(build, layout, records, preprocessed_dir=store_dir,
+                                       **common)
+        click.echo(f"serving {srv.num_records} records x {srv.record_size} bytes as "
+                   f"{layout.buckets} buckets of {layout.capacity} (each record in {layout.w}) "
+                   f"with build {build.label}; POST /v1/batch answers all buckets, "
+                   f"{srv.pool_threads} at a time" + assumed_size(records, record_size),
+                   err=True)
+    elif db_path is not None:
         records = database.read_records(db_path, build.record_size, record_size, fmt)
         srv = pir_server.PirServer(build, records, preprocessed=cache_path(db_path), **common)
         click.echo(f"serving {srv.num_records} records x {srv.record_size} bytes with build "

@@ -7,6 +7,8 @@
   GET  /v1/stream/{stream_id}/blocks/{k}  -> block k's response (octet-stream); the headers
                    give this block's server seconds and stages, without the one-time part
   DELETE /v1/stream/{stream_id}           -> releases the session
+  POST /v1/batch   header X-Spiralpir-Client-Id, body: one query per bucket (batch_wire.py)
+                   -> one response per bucket, same framing (a server of a batch build)
   GET  /v1/params  the build's parameters, shapes, blocks, exact message sizes, limits
   GET  /v1/health  {"status": "ok", ...}
 
@@ -25,6 +27,7 @@ API_VERSION = 1
 SETUP = "/v1/setup"
 QUERY = "/v1/query"
 STREAM = "/v1/stream"
+BATCH = "/v1/batch"
 PARAMS = "/v1/params"
 HEALTH = "/v1/health"
 

@@ -34,6 +34,7 @@ from typing import Any
 from aiohttp import ClientPayloadError, web
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.service import http_api as api
+from spiralpir.optimizer.service.batch_server import BatchServer
 from spiralpir.optimizer.service.binding import StorageError
 from spiralpir.optimizer.service.pir_server import BadBlock, PirServer, ServerFull, UnknownClient
 from spiralpir.optimizer.service.sessions import StreamSession, UnknownStream
@@ -149,10 +150,14 @@ def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None,
     query_limit = api.body_limit(server.query_bytes)
     body_limits = {(api.SETUP, "POST"): setup_limit, (api.QUERY, "POST"): query_limit,
                    (api.STREAM, "POST"): query_limit}
+    batch_limit = (api.body_limit(server.batch_request_bytes)
+                   if isinstance(server, BatchServer) else 0)
+    if batch_limit:
+        body_limits[(api.BATCH, "POST")] = batch_limit
     max_admitted = workers + limits.max_queue
     executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="spiralpir")
     stats = {"queries": 0, "errors": 0, "setups": 0, "streams": 0, "blocks": 0, "busy": 0,
-             "timeouts": 0}
+             "timeouts": 0, "batches": 0}
     # requests admitted (reading a body, waiting for or holding a worker) and bodies being read;
     # only the event loop touches these
     load = {"admitted": 0, "uploads": 0}
@@ -237,7 +242,8 @@ def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None,
         finally:
             job_seconds[0] += 0.2 * (time.perf_counter() - start - job_seconds[0])
 
-    async def client_query(request: Any, fn: Callable[..., Any]) -> Any:
+    async def client_query(request: Any, fn: Callable[..., Any], limit: int = query_limit,
+                           what: str = "query") -> Any:
         """fn(client id, query, pinned public parameters) of a request carrying a query."""
         client_id = request.headers.get(api.CLIENT_HEADER)
         if not client_id:
@@ -254,7 +260,7 @@ def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None,
                 pinned = server.pin(client_id)  # held until the answer is done
             except UnknownClient as exc:
                 return error(404, str(exc))
-            body = await read_body(request, query_limit, "query")
+            body = await read_body(request, limit, what)
             if not isinstance(body, bytes):
                 return body
             return await run_job(fn, client_id, body, pinned)
@@ -283,6 +289,18 @@ def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None,
             body=resp, content_type="application/octet-stream",
             headers=api.answer_headers(secs, stages),
         )
+
+    async def batch(request: Any) -> Any:
+        if not batch_limit:
+            return error(400, f"build '{server.build.name}' holds one database, not buckets: "
+                              f"POST {api.QUERY}")
+        out = await client_query(request, server.answer_batch, batch_limit, "batch request")
+        if not isinstance(out, tuple):
+            return out
+        resp, stages, secs = out
+        stats["batches"] += 1
+        return web.Response(body=resp, content_type="application/octet-stream",
+                            headers=api.answer_headers(secs, stages))
 
     async def open_stream(request: Any) -> Any:
         out = await client_query(request, server.open_stream)
@@ -420,12 +438,13 @@ def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None,
     async def on_cleanup(_app: Any) -> None:
         executor.shutdown(wait=False, cancel_futures=True)
 
-    app = web.Application(client_max_size=max(setup_limit, query_limit) + 1024,
+    app = web.Application(client_max_size=max(setup_limit, query_limit, batch_limit) + 1024,
                           middlewares=[guard])
     app.add_routes([
         web.post(api.SETUP, setup),
         web.post(api.QUERY, query),
         web.post(api.STREAM, open_stream),
+        web.post(api.BATCH, batch),
         web.get(api.block_path("{stream_id}", "{block}"), stream_block),
         web.delete(api.stream_path("{stream_id}"), close_stream),
         web.get(api.PARAMS, params),

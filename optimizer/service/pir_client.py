@@ -35,7 +35,9 @@ from typing import Any
 
 import requests
 from spiralpir.optimizer.errors import SpiralpirError
+from spiralpir.optimizer.service import batch_client
 from spiralpir.optimizer.service import http_api as api
+from spiralpir.optimizer.service.batch_results import BatchResult
 from spiralpir.optimizer.service.binding import Build, ClientKeys, build_literal
 from spiralpir.optimizer.service.builds import open_build
 from spiralpir.optimizer.service.client_state import (
@@ -135,6 +137,7 @@ class PirClient:
         self.record_size = reported_count(self.info.get("record_size"), "record_size")
         self.state_path = Path(state_path) if state_path else default_state_path(self.url, name)
         self.keys, self.client_id = self._load_state()
+        self._batch_table: Any = None  # the server's bucket layout, computed on first use
 
     # -- state -----------------------------------------------------------------------------
     def _load_state(self) -> tuple[ClientKeys, str | None]:
@@ -261,6 +264,14 @@ class PirClient:
             seconds={"query_gen": t1 - t0, "round_trip": t2 - t1, "decode": t3 - t2,
                      "server": reported_seconds(r.headers.get(api.SECONDS_HEADER))},
         )
+
+    def get_many(self, indices: Sequence[int]) -> BatchResult:
+        """Privately retrieve records ``indices`` (in that order; duplicates allowed) in one
+        request from a batch server (service/batch_client.py)."""
+        if self._batch_table is None:
+            self._batch_table = batch_client.layout_of(self.info,
+                                                       self.build.num_records).table()
+        return batch_client.get_many(self, indices, self._batch_table)
 
     # -- streaming -------------------------------------------------------------------------
     @property

@@ -21,7 +21,7 @@ def test_console_script_is_installed() -> None:
 def test_repeated_index_is_refused() -> None:
     url = f"http://127.0.0.1:{closed_port()}"
     line = one_line_error(run("query", "--server", url, "--index", "1", "--index", "2"))
-    assert line.endswith("give one --index; batch queries are not supported yet")
+    assert line.endswith("give one --index (several records: --index I,J,K)")
 
 
 def test_query_out_into_missing_directory_fails_before_querying(tmp_path: Path) -> None:

@@ -1,0 +1,99 @@
+"""Planning a batch build: k records per request from N records by probabilistic batch codes.
+
+For each w (copies of every record) the fewest buckets B whose placement-failure bound is at
+most 2^-40 (models/placement_bound.py); the bucket size is the largest bucket's load under a
+fresh public seed (models/bucket_layout.py), so every bucket is one database of the same
+shape and one SPIRAL parameter set (one set of public parameters) serves them all. Among the
+w, the plan keeps the one whose batch is cheapest by the objective's per-query figure times B
+(each bucket is answered as one query of the bucket-sized database: today's runtime expands
+and converts every bucket's query on its own).
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+from dataclasses import dataclass, field
+from typing import Any
+
+from spiralpir.optimizer.models.bucket_layout import BucketLayout
+from spiralpir.optimizer.models.placement_bound import TARGET_LOG2, log2_failure_bound, min_buckets
+from spiralpir.optimizer.plan.errors import InvalidOption
+from spiralpir.optimizer.plan.planner import Plan, plan
+
+W_CHOICES = (2, 3, 4, 5, 6)
+MAX_BATCH = 4096
+
+
+def _score(doc: dict[str, Any], buckets: int) -> float:
+    est = doc["estimate"]
+    return buckets * float(est.get("dollars_per_query", est["server_seconds"]))
+
+
+def batch_figures(doc: dict[str, Any], layout: BucketLayout, k: int) -> dict[str, Any]:
+    """The batch section of a plan: layout, bound and per-batch / per-record estimates."""
+    est = doc["estimate"]
+    b = layout.buckets
+    query, response = int(est["query_bytes"]), int(est["response_bytes"])
+    seconds = b * float(est["server_seconds"])
+    bound = log2_failure_bound(k, b, layout.w)
+    return {
+        "k": k, **layout.to_json(),
+        # null when no failure is possible (fewer than w + 1 indices): JSON has no -inf
+        "log2_failure_bound": None if math.isinf(bound) else bound,
+        "failure_bound_source": "union bound over Hall violators (models/placement_bound.py)",
+        "buckets_per_index": b / k,
+        "batch_query_bytes": b * query,
+        "batch_response_bytes": b * response,
+        "batch_server_seconds": seconds,
+        "per_record_bytes": b * (query + response) / k,
+        "per_record_server_seconds": seconds / k,
+        "stored_records": layout.w * layout.records,
+        "preprocessed_bytes": b * int(est["preprocessed_db_bytes"]),
+    }
+
+
+@dataclass
+class BatchPlan:
+    """The bucket database's plan, the layout, the batch figures and the w considered."""
+
+    plan: Plan
+    layout: BucketLayout
+    figures: dict[str, Any]
+    considered: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.plan.to_json(), "batch": {**self.figures, "considered": self.considered}}
+
+
+def plan_batch(records: int, record_size: int, k: int, seed: str | None = None,
+               max_copies: int | None = None, **options: Any) -> BatchPlan:
+    """The plan of a batch build: the bucket database's parameters (records = bucket
+    capacity) and the layout, for batches of up to k distinct indices. max_copies caps w
+    (the server stores w copies of every record: memory and preprocessing grow with it)."""
+    if max_copies is not None and max_copies < 2 and k > 1:
+        raise InvalidOption("max_copies", f"must be at least 2 for batches of {k}")
+    w_choices = tuple(w for w in W_CHOICES if max_copies is None or w <= max_copies)
+    if not 1 <= k <= MAX_BATCH:
+        raise InvalidOption("batch", f"must be in [1, {MAX_BATCH}], got {k}")
+    if k > records:
+        raise InvalidOption("batch", f"a batch of {k} exceeds the {records} records")
+    seed = seed or secrets.token_hex(16)
+    choices = (1,) if k == 1 else tuple(w for w in w_choices if w < records)
+    best: tuple[float, Plan, BucketLayout] | None = None
+    considered = []
+    for w in choices:
+        buckets = min_buckets(k, w, TARGET_LOG2)
+        layout = BucketLayout(records, w, buckets, seed, 0).sized()
+        pl = plan(layout.capacity, record_size, **options)
+        doc = pl.to_json()
+        score = _score(doc, buckets)
+        considered.append({"w": w, "buckets": buckets, "capacity": layout.capacity,
+                           "batch_server_seconds": buckets * doc["estimate"]["server_seconds"],
+                           "score": score})
+        if best is None or score < best[0]:
+            best = (score, pl, layout)
+    if best is None:
+        raise InvalidOption("batch", f"no bucket layout fits {records} records")
+    _, pl, layout = best
+    return BatchPlan(pl, layout, batch_figures(pl.to_json(), layout, k), considered)

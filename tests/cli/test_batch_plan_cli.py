@@ -1,0 +1,89 @@
+"""`spiralpir plan --batch K` and `generate --batch K`: the layout, the failure bound and the
+bucket database's parameters in the plan; NAME/batch.json written (and removed again when the
+build is regenerated without a batch)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from cli_run import assert_user_error, run_cli
+from spiralpir.optimizer.models.bucket_layout import BucketLayout
+from spiralpir.optimizer.models.placement_bound import log2_failure_bound, min_buckets
+
+
+def check_batch_section(doc: dict, records: int, k: int) -> BucketLayout:
+    batch = doc["batch"]
+    lay = BucketLayout.from_json(batch, "plan")
+    assert lay.records == records and batch["k"] == k
+    assert batch["log2_failure_bound"] <= -40
+    assert batch["log2_failure_bound"] == pytest.approx(log2_failure_bound(k, lay.buckets, lay.w))
+    assert lay.buckets == min_buckets(k, lay.w)
+    loads = np.bincount(lay.candidates(np.arange(records)).reshape(-1), minlength=lay.buckets)
+    assert lay.capacity == loads.max()
+    assert doc["params"]["records"] == lay.capacity  # the bucket database's shape
+    est = doc["estimate"]
+    assert batch["batch_query_bytes"] == lay.buckets * est["query_bytes"]
+    assert batch["per_record_bytes"] == pytest.approx(
+        lay.buckets * (est["query_bytes"] + est["response_bytes"]) / k)
+    return lay
+
+
+def test_plan_batch_json_and_text(monkeypatch: pytest.MonkeyPatch,
+                                  capsys: pytest.CaptureFixture[str]) -> None:
+    res = run_cli(monkeypatch, capsys, "plan", "--records", "5000", "--record-size", "32",
+                  "--batch", "16", "--json")
+    assert res.code == 0, res.err
+    check_batch_section(json.loads(res.out), 5000, 16)
+    res = run_cli(monkeypatch, capsys, "plan", "--records", "5000", "--record-size", "32",
+                  "--batch", "3", "--top", "1")
+    assert res.code == 0, res.err
+    assert "cannot fail (no more indices than copies" in res.out and "bucket database" in res.out
+    assert "small batches need relatively more buckets" in res.out
+
+
+def test_plan_batch_too_large(monkeypatch: pytest.MonkeyPatch,
+                              capsys: pytest.CaptureFixture[str]) -> None:
+    res = run_cli(monkeypatch, capsys, "plan", "--records", "10", "--record-size", "32",
+                  "--batch", "11")
+    assert_user_error(res, "batch", "exceeds the 10 records")
+
+
+def test_generate_batch_writes_the_layout(monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str],
+                                          tmp_path: Path) -> None:
+    res = run_cli(monkeypatch, capsys, "generate", "--records", "4000", "--record-size", "32",
+                  "--batch", "8", "--name", "bat", "--out", str(tmp_path))
+    assert res.code == 0, res.err
+    assert "batch.json" in res.out
+    doc = json.loads((tmp_path / "bat" / "batch.json").read_text())
+    params = json.loads((tmp_path / "bat" / "params.json").read_text())
+    check_batch_section({**params, "batch": doc["batch"]}, 4000, 8)
+    # the plan file route: plan --batch --json, then generate --params
+    res = run_cli(monkeypatch, capsys, "plan", "--records", "4000", "--record-size", "32",
+                  "--batch", "8", "--json")
+    (tmp_path / "plan.json").write_text(res.out)
+    res = run_cli(monkeypatch, capsys, "generate", "--params", str(tmp_path / "plan.json"),
+                  "--name", "bat2", "--out", str(tmp_path))
+    assert res.code == 0, res.err
+    assert json.loads((tmp_path / "bat2" / "batch.json").read_text())["batch"]["seed"] == \
+        json.loads(res_out := (tmp_path / "plan.json").read_text())["batch"]["seed"], res_out
+    # regenerated without a batch: no stale layout left to serve buckets by
+    res = run_cli(monkeypatch, capsys, "generate", "--records", "4000", "--record-size", "32",
+                  "--name", "bat", "--out", str(tmp_path), "--force")
+    assert res.code == 0, res.err
+    assert not (tmp_path / "bat" / "batch.json").exists()
+
+
+def test_max_copies_caps_w(monkeypatch: pytest.MonkeyPatch,
+                           capsys: pytest.CaptureFixture[str]) -> None:
+    res = run_cli(monkeypatch, capsys, "plan", "--records", "5000", "--record-size", "32",
+                  "--batch", "16", "--max-copies", "3", "--json")
+    assert res.code == 0, res.err
+    lay = check_batch_section(json.loads(res.out), 5000, 16)
+    assert lay.w <= 3
+    assert_user_error(run_cli(monkeypatch, capsys, "plan", "--records", "5000",
+                              "--record-size", "32", "--max-copies", "3"),
+                      "--max-copies goes with --batch")
