@@ -14,6 +14,7 @@ from spiralpir.optimizer import codegen
 from spiralpir.optimizer.cli.counts import parse_count
 from spiralpir.optimizer.cli.plan_options import BLOCKS_HELP, OBJECTIVE_HELP, caps, parse_blocks
 from spiralpir.optimizer.errors import SpiralpirError
+from spiralpir.optimizer.models.profile import Profile
 from spiralpir.optimizer.plan.planner import plan_json
 from spiralpir.optimizer.plan.space import OBJECTIVES
 from spiralpir.optimizer.service import records as records_file
@@ -44,7 +45,8 @@ from spiralpir.optimizer.service import records as records_file
 @click.option("--max-response-bytes", default=None, help="Plan option: cap on the response.")
 @click.option("--profile", "profile_path", type=click.Path(dir_okay=False, path_type=Path),
               default=None, help="Plan option: machine profile (spiralpir calibrate); default: "
-              "the shipped one.")
+              "the active one ($SPIRALPIR_PROFILE, else the calibrated one, else the shipped "
+              "one).")
 @click.option("--refresh-security", is_flag=True,
               help="Re-run the security estimator even if the document holds a report.")
 @click.option("--name", required=True, help="Build name: lowercase C++ identifier, e.g. demo.")
@@ -89,10 +91,11 @@ def generate(
     else:
         if records is None or record_size is None:
             raise SpiralpirError("--records needs --record-size")
+        profile = Profile.load(profile_path)
         options: dict[str, object] = {
             k: v for k, v in (("variant", variant), ("objective", objective),
                               ("blocks", parse_blocks(blocks)),
-                              ("min_security", min_security), ("profile", profile_path))
+                              ("min_security", min_security), ("profile", profile))
             if v is not None}
         options.update(caps(max_query_bytes, max_params_bytes, max_response_bytes))
         doc = plan_json(parse_count(records, "--records"),
@@ -102,6 +105,8 @@ def generate(
     target = codegen.generate_from_document(name, doc, out_dir, refresh_security)
     files = sorted([*codegen.TEMPLATE_FILES, "params.json"])
     click.echo(f"generated {target}/ ({', '.join(files)})")
+    if params_file is None:
+        click.echo(f"planned with cost profile {profile.describe()}")
     click.echo(f"next: spiralpir build {target}")
 
 

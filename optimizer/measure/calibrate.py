@@ -67,12 +67,28 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def run_arith_bench(exe: str | Path, min_time: str = "0.1", repetitions: int = 3
-                    ) -> dict[str, Any]:
-    """Run spiral_runtime_bench with JSON output; returns the parsed Google Benchmark report."""
+def fastest_path(exe: str | Path) -> str:
+    """The fastest kernel path spiral_runtime_bench has benchmarks for on this CPU (its
+    benchmark names list only the paths the CPU allows)."""
+    try:
+        proc = subprocess.run([str(exe), "--benchmark_list_tests=true"], capture_output=True,
+                              text=True, check=False, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise SpiralpirError(f"cannot run {exe}: {exc}") from exc
+    paths = {m.group(2) for line in proc.stdout.split() if (m := _NAME.match(line))}
+    if not paths:
+        raise SpiralpirError(f"{exe} lists no ntt/mul_add benchmarks")
+    return next((p for p in _PATH_ORDER if p in paths), sorted(paths)[0])
+
+
+def run_arith_bench(exe: str | Path, min_time: str = "0.1", repetitions: int = 3,
+                    path: str | None = None) -> dict[str, Any]:
+    """Run spiral_runtime_bench with JSON output; returns the parsed Google Benchmark report.
+    path: only that kernel path's NTT and multiply-add benchmarks (what kernel_costs uses)."""
+    kernels = "(ntt_forward|ntt_inverse|mul_add)/" + (f"{path}/" if path else "")
     cmd = [str(exe), "--benchmark_format=json", f"--benchmark_min_time={min_time}",
            f"--benchmark_repetitions={repetitions}",
-           "--benchmark_filter=(ntt_forward|ntt_inverse|mul_add|stream_read)/"]
+           f"--benchmark_filter=^({kernels}|stream_read/)"]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=900)
     except (OSError, subprocess.TimeoutExpired) as exc:
