@@ -40,9 +40,13 @@ def format_prediction(cmp: dict[str, Any], profile: Profile) -> str:
     # packing: the pack variants' (the others have none)
     rows = [(s, v) for s, v in cmp["stages"].items() if s != "packing" or v[0] > 0]
     rows.append(("TOTAL", cmp["total"]))
+    # the prepared-query path (bench's streaming figures: wall seconds)
+    rows += [(label, cmp[key]) for key, label in (("prepare", "prepare, wall"),
+                                                  ("per_database", "per database"))
+             if key in cmp]
     for stage, (a, b) in rows:
         ratio = f"{a / b:5.2f}" if b > 0 else "    -"
-        lines.append(f"    {stage:<18}{a:9.4f} s  {b:9.4f} s  ratio {ratio}")
+        lines.append(f"    {stage:<20}{a:9.4f} s  {b:9.4f} s  ratio {ratio}")
     return "\n".join(lines)
 
 

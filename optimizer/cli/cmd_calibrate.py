@@ -33,13 +33,12 @@ from spiralpir.optimizer.cli.out_paths import check_out_file
 from spiralpir.optimizer.cli.suite_spec import parse_suite
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.measure.calibrate import (
-    fit,
     kernel_costs,
     load_run,
     prediction_errors,
     run_arith_bench,
 )
-from spiralpir.optimizer.measure.quick import quick_calibrate, save_runs
+from spiralpir.optimizer.measure.quick import fit_runs, quick_calibrate, save_runs
 from spiralpir.optimizer.measure.validation import (
     CALIBRATION,
     compare,
@@ -209,11 +208,11 @@ def _calibrate(arith_bench: Path | None, arith_json: Path | None, arith_out: Pat
     if not pairs:
         raise SpiralpirError("give at least one --instance or --run (or --suite) for the stage "
                              "costs")
-    prof = fit(kernel, pairs, source=f"{src}; stages: {len(pairs)} single-thread bench runs"
+    prof = fit_runs(kernel, pairs, source=f"{src}; stages: {len(pairs)} bench runs"
                + (f" ({len(suite_recs)} of them saved suite/calibration-shape runs)"
                   if suite_recs else "")
                + f"; load average {loadavg()}")
-    for h, pred, meas in prediction_errors(prof, pairs):
+    for h, pred, meas in prediction_errors(prof, [x for x in pairs if x[1].get("threads", 1) == 1]):
         click.echo(f"  calibration run {h}: predicted {pred:.4f} s, measured {meas:.4f} s "
                    f"({100 * (pred / meas - 1):+.1f}%)", err=True)
     return prof

@@ -7,9 +7,9 @@ Steps, each reported to `step(done, total, message)`:
    without it the shipped profile's kernel costs stand in, and the profile's source says so);
 2. QUICK_MEMBERS: small calibration shapes (measure/validation.py CALIBRATION, disjoint from
    the validation suite and from the checked-in builds), planned and generated under the work
-   directory and built where `spiralpir build` builds (kept: a second run builds nothing), each benchmarked single-threaded
-   (`repeat` bench processes, the minimum) and, for the thread members, at 2 threads and at
-   every core when the machine has more;
+   directory and built where `spiralpir build` builds (kept: a second run builds nothing),
+   each benchmarked single-threaded (`repeat` bench processes, the minimum) and, for the
+   thread members, at 2 threads and at every core when the machine has more;
 3. the fit (measure/calibrate.py), the first dimension's own read bandwidth and the thread
    scaling (measure/scaling.py).
 """
@@ -125,7 +125,10 @@ def quick_calibrate(work: Path, step: Step, *, arith_bench: Path | None = None,
     total = 2 + sum(1 + (len(counts) if many else 0) for _, _, many in QUICK_MEMBERS)
     done = 0
     step(done, total, "kernel microbenchmarks")
-    kern, src, _ = kernels_of(arith_bench, build_dir, step, done, total)
+    kern, src, report = kernels_of(arith_bench, build_dir, step, done, total)
+    if report is not None:  # kept for re-fits (--suite arith-json=)
+        (work / "runs").mkdir(parents=True, exist_ok=True)
+        (work / "runs" / "quick-arith.json").write_text(json.dumps(report, indent=1) + "\n")
     done += 1
     runs: list[dict[str, Any]] = []
     for name, variant, many in QUICK_MEMBERS:
@@ -139,27 +142,39 @@ def quick_calibrate(work: Path, step: Step, *, arith_bench: Path | None = None,
                          "report": measure(inst, t, trials, repeat)})
             done += 1
     step(done, total, "fit")
-    ones = [(Parameters.from_literal(r["params"]), r["report"]) for r in runs if r["threads"] == 1]
-    bw = kernel_read_bandwidth(ones, kern.cache_bytes,
-                               lambda rep: stage_times(rep).get("first_dimension", 0.0))
-    if bw > 0:
-        kern = Kernels(kern.ntt_seconds, kern.mac, kern.path, bw, kern.cache_bytes)
-    prof = fit(kern, ones, source=f"{src}; stages: {len(ones)} single-thread runs of the quick "
-               f"calibration shapes; threads {counts}; load average {loadavg()}")
-    pairs = []
-    for r in runs:
-        if r["threads"] > 1:
-            one = next(x for x in runs if x["name"] == r["name"] and x["threads"] == 1)
-            pairs.append((Parameters.from_literal(r["params"]), one["report"], r["report"]))
-    prof = fit_threads(prof, pairs)
+    prof = fit_runs(kern, [(Parameters.from_literal(r["params"]), r["report"]) for r in runs],
+                    f"{src}; stages: the quick calibration shapes at threads 1, {counts}; "
+                    f"load average {loadavg()}")
     step(total, total, "done")
     return prof, runs
 
 
+def fit_runs(kern: Kernels, runs: Sequence[tuple[Parameters, dict[str, Any]]],
+             source: str) -> Profile:
+    """The profile of (params, bench report) runs: the op costs from the
+    single-thread ones (measure/calibrate.py fit; the first dimension's read bandwidth from
+    its own runs on a database far larger than the cache), the thread scaling from the runs
+    at several threads paired with the same parameters' single-thread run."""
+    ones = [(p, rep) for p, rep in runs if int(rep.get("threads", 1)) == 1]
+    bw = kernel_read_bandwidth(ones, kern.cache_bytes,
+                               lambda rep: stage_times(rep).get("first_dimension", 0.0))
+    if bw > 0:
+        kern = Kernels(kern.ntt_seconds, kern.mac, kern.path, bw, kern.cache_bytes)
+    prof = fit(kern, ones, source=source)
+    single = {p.params_hash(): rep for p, rep in ones}
+    pairs = []
+    for p, rep in runs:
+        if int(rep.get("threads", 1)) > 1 and p.params_hash() in single:
+            pairs.append((p, single[p.params_hash()], rep))
+    return fit_threads(prof, pairs)
+
+
 def save_runs(runs: Sequence[dict[str, Any]], directory: Path) -> None:
-    """The runs a quick calibration measured, one JSON each (re-fits and tests read them)."""
+    """The runs a quick calibration measured, one JSON each in the validation suite's record
+    form (`spiralpir calibrate --suite records=DIR` re-fits from them)."""
     directory.mkdir(parents=True, exist_ok=True)
     for r in runs:
         path = directory / f"{r['name']}_t{r['threads']}.json"
-        path.write_text(json.dumps(r, indent=1, sort_keys=True) + "\n")
+        doc = {"params": r["params"], "bench": r["report"], "threads": r["threads"]}
+        path.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
 

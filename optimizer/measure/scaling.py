@@ -6,9 +6,11 @@
   cache (the kernel's own streaming rate, not a microbenchmark's), the fastest such run.
 * slowdown(T): each run measured at 1 and at T threads (wall, the minimum of repeats stage by
   stage): Σ wall_T / Σ wall_1 × parallel_fraction(stage, T) over the stages bound by compute
-  (the first dimension too when its database stays cache resident), pooled over the runs.
+  (the first dimension too when its database stays cache resident), pooled over the runs,
+  within [1, T].
 * read_bytes_per_second at T: preprocessed bytes over the T-thread first-dimension seconds of
-  the runs whose database is far larger than the cache, the fastest such run.
+  the runs whose database is far larger than the cache, the fastest such run (at least the
+  single-thread figure).
 """
 
 from __future__ import annotations
@@ -71,6 +73,10 @@ def fit_threads(profile: Profile,
                 frac = parallel_fraction(jobs[s] + (jobs["packing"] if s == "modswitch" else []), t)
                 num += wt[s]
                 den += w1[s] * frac
-        slowdown = max(0.5, num / den) if den > 0 else 1.0
-        out[t] = ThreadScaling(slowdown, max(rates, default=0.0))
+        # on an idle machine a thread is not faster beside others than alone, nor T threads
+        # slower than one, and T threads read at least as fast as one: outside these bounds
+        # the runs were disturbed (a shared machine)
+        slowdown = min(float(t), max(1.0, num / den)) if den > 0 else 1.0
+        bw = max(rates, default=0.0)
+        out[t] = ThreadScaling(slowdown, max(bw, profile.read_bytes_per_second) if bw else 0.0)
     return replace(profile, threads=out)

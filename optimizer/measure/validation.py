@@ -35,7 +35,7 @@ from spiralpir.optimizer.build import builder
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.measure.bench import run_bench
 from spiralpir.optimizer.measure.calibrate import cpu_model, stage_times
-from spiralpir.optimizer.models.cost import STAGES, Profile
+from spiralpir.optimizer.models.cost import STAGES, Profile, split_seconds
 from spiralpir.optimizer.models.parallel import wall_stage_seconds
 from spiralpir.optimizer.params.ci_twin import ci_literal
 from spiralpir.optimizer.params.parameters import Parameters
@@ -172,8 +172,18 @@ def compare(p: Parameters, rep: dict[str, Any], profile: Profile) -> dict[str, A
               if pred.get(s, 0.0) > 0 or meas.get(s, 0.0) > 0}
     total_pred = sum(pred.values())
     total_meas = measured_total(rep)
-    return {"stages": stages, "total": (total_pred, total_meas), "ratio": total_pred / total_meas,
-            "implicit_db": implicit, "threads": threads}
+    out = {"stages": stages, "total": (total_pred, total_meas), "ratio": total_pred / total_meas,
+           "implicit_db": implicit, "threads": threads}
+    # the prepared-query path: one prepare, then answers per database (bench's "streaming")
+    stream = rep.get("streaming") or {}
+    one_time, per_db = split_seconds(pred)
+    per_db_meas = stream.get("per_database_cpu_seconds") if threads == 1 else None
+    per_db_meas = per_db_meas or stream.get("per_database_seconds")
+    if per_db_meas:
+        out["per_database"] = (per_db, float(per_db_meas))
+    if stream.get("prepare_seconds"):
+        out["prepare"] = (one_time, float(stream["prepare_seconds"]))
+    return out
 
 
 def format_comparison(name: str, p: Parameters, cmp: dict[str, Any]) -> str:

@@ -43,8 +43,10 @@ first_dim.hpp, prepared.hpp, server.hpp), stage names as its timings:
   first_dimension max(compute, memory): compute = fd · inst·2^(nu_1+nu_2)·n²·d·L·(n+1)
                  + fdout · (inst·2^nu_2 + 2^nu_1)·(n+1)·n·d·L;
                  memory = preprocessed database bytes (4·inst·2^(nu_1+nu_2)·n²·d·L) / the
-                 profile's single-thread streaming read bandwidth, when the database is larger
-                 than the last-level cache (else it stays cache resident between queries)
+                 profile's single-thread read bandwidth (calibration: the kernel's own rate on
+                 a database far larger than the cache), when the database is larger than the
+                 last-level cache (else it stays cache resident between queries; the bench
+                 drivers' implicit database: its distinct part, at least 1 GiB, decides)
   folding        inst·(2^nu_2 − 1) · [ntt (n+1)n(1+t_gsw)L, decomp (n+1)n·t_gsw·L·d,
                  compose (n+1)n·L²d, mac (n+1)²n·t_gsw·L·d]
   packing        (pack variants) per response instance: ntt n²(t_conv+1)L, decomp n²·t_conv·L·d,
@@ -53,7 +55,8 @@ first_dim.hpp, prepared.hpp, server.hpp), stage names as its timings:
 where n and inst are the computation's (pack: n = 1 over inst·n² sub-databases). Each stage's
 seconds = stage_scale[stage] × Σ count·cost (stage_scale, default 1, is fitted by calibration
 against measured stage timings; the runtime books packing inside its `modswitch` timing).
-Predictions are single-thread CPU seconds.
+Predictions are single-thread CPU seconds; models/parallel.py turns them into wall seconds at
+T threads (each stage's parallel jobs and the profile's measured thread scaling).
 
 Streaming (a query prepared once, then answered against a sequence of databases; the runtime's
 server_prepare / server_answer_prepared, every variant): the ONE_TIME_STAGES (query parse and

@@ -6,11 +6,14 @@ thread count, then the next), the minimum of --repeat bench processes; predictio
 active profile and from the shipped one, at the thread count used.
 
     python3 tests/models/bench_accuracy.py [--repeat 2] [--trials 2] [--profile FILE]
-        [--only NAME,...] [--json OUT]
+        [--only NAME,...] [--json OUT] [--store DIR]
     python3 tests/models/bench_accuracy.py --plans [--profile FILE]
 
 Prints one line per (member, threads): predicted / measured seconds and their ratio for each
 profile, then per profile the largest deviation and how many are within ±20% and ±35%.
+`--store DIR` keeps every (member, threads) measurement as a timing reference (params, the
+minimum report, every repetition's total, command, commit, CPU model, load averages, date:
+measure/validation.py's record), what tests/models/test_timing.py re-checks.
 `--plans` benchmarks nothing: it re-plans every checked-in build's shape (records, record
 size, variant, default objective) under the profile and lists the builds whose plan would
 change, with the fields that differ.
@@ -26,9 +29,18 @@ from pathlib import Path
 from typing import Any
 
 from spiralpir.optimizer.build import builder
+from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.measure.bench import run_bench
 from spiralpir.optimizer.measure.quick import min_report
-from spiralpir.optimizer.measure.validation import SUITE, compare, loadavg, prepare
+from spiralpir.optimizer.measure.validation import (
+    SUITE,
+    compare,
+    loadavg,
+    measured_total,
+    prepare,
+    record,
+    store,
+)
 from spiralpir.optimizer.models.profile import Profile
 from spiralpir.optimizer.params.parameters import Parameters
 from spiralpir.optimizer.plan.planner import plan_json
@@ -44,7 +56,11 @@ def members(work: Path, only: set[str]) -> list[tuple[str, builder.Instance, dic
     for src in sorted(p for p in GENERATED.iterdir() if (p / "params.json").is_file()):
         if only and src.name not in only:
             continue
-        inst = builder.build(src, show_progress=False, targets=["bench"])
+        try:
+            inst = builder.build(src, show_progress=False, targets=["bench"])
+        except SpiralpirError as exc:
+            print(f"{src.name}: skipped ({str(exc).splitlines()[0][:160]})", file=sys.stderr)
+            continue
         out.append((src.name, inst, json.loads((src / "params.json").read_text())["params"]))
     by = {s.name: s for s in SUITE}
     for shape, variant in EXTRA:
@@ -57,7 +73,9 @@ def members(work: Path, only: set[str]) -> list[tuple[str, builder.Instance, dic
 
 
 def measure(todo: list[tuple[str, builder.Instance, dict[str, Any]]], threads: list[int],
-            repeat: int, trials: int, max_db_gib: float) -> dict[tuple[str, int], dict[str, Any]]:
+            repeat: int, trials: int, max_db_gib: float
+            ) -> tuple[dict[tuple[str, int], dict[str, Any]], dict[tuple[str, int], list[float]]]:
+    """(the minimum report, every repetition's total) per (member, threads)."""
     reps: dict[tuple[str, int], list[dict[str, Any]]] = {}
     for r in range(repeat):
         for name, inst, _ in todo:
@@ -68,7 +86,8 @@ def measure(todo: list[tuple[str, builder.Instance, dict[str, Any]]], threads: l
                 if not rep["correct"]:
                     raise SystemExit(f"{name}: the benchmark decoded wrong records")
                 reps.setdefault((name, t), []).append(rep)
-    return {k: min_report(v) for k, v in reps.items()}
+    return ({k: min_report(v) for k, v in reps.items()},
+            {k: [measured_total(x) for x in v] for k, v in reps.items()})
 
 
 def report(todo: list[tuple[str, builder.Instance, dict[str, Any]]],
@@ -127,6 +146,8 @@ def main() -> None:
     ap.add_argument("--only", default="", help="Comma-separated member names.")
     ap.add_argument("--work-dir", type=Path, default=REPO / "build" / "calibrate")
     ap.add_argument("--json", type=Path, default=None, help="Also write the rows here.")
+    ap.add_argument("--store", type=Path, default=None,
+                    help="Keep every measurement here (tests/models/data/timing).")
     ap.add_argument("--plans", action="store_true",
                     help="List the checked-in builds whose plan changes; benchmark nothing.")
     args = ap.parse_args()
@@ -137,11 +158,19 @@ def main() -> None:
     start = time.monotonic()
     todo = members(args.work_dir, {x for x in args.only.split(",") if x})
     print(f"built in {time.monotonic() - start:.0f} s", file=sys.stderr)
-    runs = measure(todo, [int(x) for x in args.threads.split(",")], args.repeat, args.trials,
-                   args.max_db_gib)
+    load = loadavg()
+    runs, totals = measure(todo, [int(x) for x in args.threads.split(",")], args.repeat,
+                           args.trials, args.max_db_gib)
     profiles = {"active": prof, "shipped": Profile.shipped()}
     rows = report(todo, runs, profiles)
     print(f"measured in {time.monotonic() - start:.0f} s, load average now {loadavg()}")
+    if args.store is not None:
+        lits = {name: lit for name, _, lit in todo}
+        cmd = (f"python3 tests/models/bench_accuracy.py --repeat {args.repeat} --trials "
+               f"{args.trials} --threads {args.threads} --max-db-gib {args.max_db_gib} "
+               "(interleaved; per stage the minimum of the repetitions)")
+        store([(f"{n}_t{t}", lits[n], record(lits[n], rep, totals[(n, t)], cmd, load))
+               for (n, t), rep in sorted(runs.items())], args.store)
     if args.json is not None:
         args.json.write_text(json.dumps({"rows": rows, "runs": {f"{k[0]}_t{k[1]}": v for k, v
                                                                 in runs.items()}}, indent=1))

@@ -22,7 +22,7 @@ TRUTH = Profile(cpu_model="x", date="d", ntt_seconds={1024: 1e-6, 2048: 2.2e-6, 
                 op_seconds={"mac": 4e-10, "decomp": 2e-9, "compose": 3e-9, "auto": 3e-10,
                             "parse": 5e-8, "fd": 3e-10, "fdout": 4e-9, "ms": 1e-8,
                             "ms_wide": 9e-8},
-                read_bytes_per_second=1.0e10, cache_bytes=32 << 20,
+                read_bytes_per_second=0.6e10, cache_bytes=32 << 20,
                 threads={2: ThreadScaling(1.15, 0.9e10)})
 
 
@@ -134,3 +134,20 @@ def test_fit_threads_from_measured_pairs() -> None:
     big = pairs[1][0]
     assert params_db_bytes(big) / 0.9e10 > 1.15 * stage_seconds(big, TRUTH)["first_dimension"] / 2
     assert got.scaling(2).read_bytes_per_second == pytest.approx(0.9e10, rel=0.05)
+
+
+def test_disturbed_thread_runs_stay_within_physical_bounds() -> None:
+    """A 2-thread run slowed down 8x by other load: the slowdown is capped at T, the 2-thread
+    bandwidth is at least the single thread's."""
+    rng = random.Random(4)
+    p = Parameters.from_literal({
+        "variant": "spiral", "poly_len": 2048, "moduli": [268369921, 249561089],
+        "noise_width": 6.4, "secret_distribution": "gaussian", "q2_bits": 20, "instances": 1,
+        "db_item_size": 64, "records": 100, "record_size": 64, "p": 256, "n": 1, "nu_1": 9,
+        "nu_2": 8, "t_gsw": 4, "t_conv": 4, "t_exp_left": 4, "t_exp_right": 9})
+    slow = fake_report(p, 2, rng)
+    slow["stages"] = {k: 8 * v for k, v in slow["stages"].items()}
+    got = fit_threads(Profile(**{**TRUTH.__dict__, "threads": {}}),
+                      [(p, fake_report(p, 1, rng), slow)])
+    assert got.scaling(2).slowdown == 2.0
+    assert got.scaling(2).read_bytes_per_second == TRUTH.read_bytes_per_second
