@@ -16,7 +16,7 @@ minimum report, every repetition's total, command, commit, CPU model, load avera
 measure/validation.py's record), what tests/models/test_timing.py re-checks.
 `--plans` benchmarks nothing: it re-plans every checked-in build's shape (records, record
 size, variant, default objective) under the profile and lists the builds whose plan would
-change, with the fields that differ.
+change, with the fields that differ, and whether the shipped profile plans them the same.
 """
 
 from __future__ import annotations
@@ -120,19 +120,32 @@ def report(todo: list[tuple[str, builder.Instance, dict[str, Any]]],
     return rows
 
 
+def _diff(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    return [f"{k} {old.get(k)} -> {new.get(k)}" for k in sorted(set(old) | set(new))
+            if old.get(k) != new.get(k)]
+
+
 def plans(profile: Profile) -> int:
-    """Lists the checked-in builds whose plan changes under `profile`; the count."""
-    changed = 0
+    """Lists the checked-in builds whose plan changes under `profile`, and whether the
+    shipped profile already plans them differently today (planner changes since they were
+    generated) or the profile is what changes them; returns how many the profile changes."""
+    by_profile = 0
     for src in sorted(p for p in GENERATED.iterdir() if (p / "params.json").is_file()):
         old = json.loads((src / "params.json").read_text())["params"]
-        new = plan_json(old["records"], old["record_size"], variant=old["variant"],
-                        profile=profile)["params"]
-        diff = [f"{k} {old.get(k)} -> {new.get(k)}" for k in sorted(set(old) | set(new))
-                if old.get(k) != new.get(k)]
-        changed += bool(diff)
-        print(f"{src.name:<24}{'; '.join(diff) if diff else 'unchanged'}")
-    print(f"{changed} of the checked-in builds' plans change under {profile.describe()}")
-    return changed
+        shape = (old["records"], old["record_size"])
+        new = plan_json(*shape, variant=old["variant"], profile=profile)["params"]
+        base = plan_json(*shape, variant=old["variant"], profile=Profile.shipped())["params"]
+        if new == old:
+            print(f"{src.name:<24}unchanged")
+            continue
+        why = ("the profile changes it" if base == old else
+               "the shipped profile plans it differently too" if base == new else
+               "the shipped profile plans it differently again")
+        by_profile += base != new
+        print(f"{src.name:<24}{'; '.join(_diff(old, new))}  ({why})")
+    print(f"{by_profile} of the checked-in builds' plans change with {profile.describe()} "
+          "instead of the shipped profile")
+    return by_profile
 
 
 def main() -> None:
