@@ -18,8 +18,9 @@ Owns the fitting of the cost model (cost.py) to this machine:
    * `ms`, `ms_wide` = median of (modswitch seconds − its NTT time) / its count, over the runs
      with fewer / with three or more CRT primes,
    * `parse` = median over the stream variants' runs of (expansion − its NTT time) / parse count,
-   * `decomp`, `compose`, `auto` = non-negative least squares (relative errors) of the expansion,
-     conversion, folding and packing seconds left after their NTT and mac time,
+   * `decomp`, `decomp_wide`, `compose`, `auto` = non-negative least squares (relative errors)
+     of the expansion, conversion, folding and packing seconds left after their NTT and mac
+     time (`decomp_wide` = `decomp` without a run of three or more CRT primes),
    * `stage_scale[s]` = median over sets of measured / predicted seconds of stage s (over the
      runs where stage s took at least MIN_SCALE_SECONDS, if any).
 The result is a `Profile` (CPU model, date, sources) written as JSON.
@@ -198,16 +199,20 @@ def fit(kernel: Kernels, runs: Sequence[tuple[Parameters, dict[str, Any]]],
         for stage in ("expansion", "conversion", "folding", "packing"):
             m = float(st.get(stage, 0.0))
             cc = c[stage]
-            if m <= 0 or cc.get("decomp", 0) + cc.get("auto", 0) <= 0:
+            digits = cc.get("decomp", 0) + cc.get("decomp_wide", 0)
+            if m <= 0 or digits + cc.get("auto", 0) <= 0:
                 continue
             rest = m - cc.get("ntt", 0) * base.ntt(p.poly_len) - cc.get("mac", 0) * kernel.mac \
                 - cc.get("parse", 0) * parse
-            rows.append([cc.get("decomp", 0) / m, cc.get("compose", 0) / m,
-                         cc.get("auto", 0) / m])
+            rows.append([cc.get("decomp", 0) / m, cc.get("decomp_wide", 0) / m,
+                         cc.get("compose", 0) / m, cc.get("auto", 0) / m])
             rhs.append(rest / m)
-    dec, comp, aut = _nnls(np.array(rows), np.array(rhs))
-    prof = profile({"mac": kernel.mac, "decomp": dec, "compose": comp, "auto": aut,
-                    "parse": parse, "fd": fd, "fdout": fdout, "ms": ms, "ms_wide": ms_wide})
+    dec, dec_wide, comp, aut = _nnls(np.array(rows), np.array(rhs))
+    if not any(c[s].get("decomp_wide", 0) > 0 for _, c, _, _ in counts for s in c):
+        dec_wide = dec  # no run with three primes: the narrow cost
+    prof = profile({"mac": kernel.mac, "decomp": dec, "decomp_wide": dec_wide,
+                    "compose": comp, "auto": aut, "parse": parse, "fd": fd, "fdout": fdout,
+                    "ms": ms, "ms_wide": ms_wide})
     scale: dict[str, float] = {}
     for stage in STAGES:
         use = resident if stage == "first_dimension" else counts

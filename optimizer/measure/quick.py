@@ -46,13 +46,14 @@ from spiralpir.optimizer.params.parameters import Parameters
 
 Step = Callable[[int, int, str], None]
 
-# (calibration shape name, variant, measured at several threads): every ring degree, one to
-# three CRT primes, n = 1..3, the stream variants' parsing, the packing, a database far larger
-# than a last-level cache (2^18 x 128 B: its first dimension reads at memory speed)
+# (calibration shape name, variant, measured at several threads): d = 2048 and 4096, two and
+# three CRT primes (what plans of >= 128 bits use), n = 1..3, the stream variants' parsing and
+# direct first dimension, the packing, a database far larger than a last-level cache
+# (2^18 x 128 B: its first dimension reads at memory speed)
 QUICK_MEMBERS = (
     ("cal2e12x2kb", "spiral", True),
     ("cal2e18x128b", "spiral", True),
-    ("cal2e12x64b", "stream", False),
+    ("cal2e12x2kb", "stream", False),
     ("cal2e10x16kb", "pack", False),
     ("cal2e10x100kb", "spiral", False),
 )

@@ -11,7 +11,8 @@ plan/evaluate.py and the search's lower bounds) and on scalars (`stage_op_counts
 Operations (units):
   ntt     one forward or inverse NTT of one residue polynomial (cost per poly_len)
   mac     one modular multiply-add of one coefficient residue (NTT domain)
-  decomp  one gadget digit of one coefficient residue (extract, lift)
+  decomp  one gadget digit of one coefficient residue (extract, lift), q < 2^64
+  decomp_wide  the same for three or more CRT primes (q > 2^64: 128-bit digits)
   compose one coefficient of a polynomial to decompose, per squared residue count (CRT
           composition: L² work per coefficient; nothing to compose for one prime but the
           centring)
@@ -82,7 +83,8 @@ from spiralpir.optimizer.params.parameters import Parameters
 
 __all__ = ["ONE_TIME_STAGES", "PER_DATABASE_STAGES", "STAGES", "OPS", "Profile", "Prices"]
 
-OPS = ("ntt", "mac", "decomp", "compose", "auto", "parse", "fd", "fdout", "ms", "ms_wide")
+OPS = ("ntt", "mac", "decomp", "decomp_wide", "compose", "auto", "parse", "fd", "fdout", "ms",
+       "ms_wide")
 
 # Prices of the SPIRAL paper (AWS, 2022): $0.0195 per CPU-hour, $0.09 per GB egress.
 CPU_DOLLARS_PER_HOUR = 0.0195
@@ -130,7 +132,7 @@ def op_counts(variant: str, d: int, L: int, n: int, nu1: int, nu2: int, inst: in
                 "compose": zero + inst * n * n * L * L * d,
                 "mac": inst * (n + 1) * n * n * tc * L * d} if pack else
                {"ntt": zero, "decomp": zero, "compose": zero, "mac": zero})
-    return {
+    out = {
         "expansion": {"ntt": exp_l["ntt"] + exp_r["ntt"] + query_polys * L,
                       "mac": exp_l["mac"] + exp_r["mac"],
                       "decomp": exp_l["decomp"] + exp_r["decomp"],
@@ -154,6 +156,11 @@ def op_counts(variant: str, d: int, L: int, n: int, nu1: int, nu2: int, inst: in
                       "ms": zero + (0 if L >= 3 else inst * (n + 1) * n * d),
                       "ms_wide": zero + (inst * (n + 1) * n * d if L >= 3 else 0)},
     }
+    for ops in out.values():  # three or more primes: the 128-bit digits
+        if "decomp" in ops:
+            ops["decomp_wide"] = ops["decomp"] if L >= 3 else zero
+            ops["decomp"] = zero if L >= 3 else ops["decomp"]
+    return out
 
 
 def db_bytes(d: int, L: int, n: int, nu1: int, nu2: int, inst: int) -> float:

@@ -30,8 +30,10 @@ from spiralpir.optimizer.errors import SpiralpirError
 ONE_TIME_STAGES = ("expansion", "conversion")  # server_prepare: once per (streamed) query
 PER_DATABASE_STAGES = ("first_dimension", "folding", "packing", "modswitch")  # answer_prepared
 STAGES = ONE_TIME_STAGES + PER_DATABASE_STAGES
-_FITTED = ("mac", "decomp", "compose", "auto", "parse", "fd", "fdout", "ms", "ms_wide")
+_FITTED = ("mac", "decomp", "decomp_wide", "compose", "auto", "parse", "fd", "fdout", "ms",
+           "ms_wide")
 _OPTIONAL = ("compose", "parse", "fdout", "ms_wide")  # absent from older profiles: 0
+_WIDE = {"decomp_wide": "decomp"}  # absent from older profiles: the narrow cost
 PROFILE_ENV = "SPIRALPIR_PROFILE"
 SHIPPED = "default"  # $SPIRALPIR_PROFILE value naming the shipped profile
 
@@ -86,6 +88,8 @@ class Profile:
     def op_cost(self, op: str, d: int) -> float:
         if op == "ntt":
             return self.ntt(d)
+        if op in _WIDE and op not in self.op_seconds:
+            op = _WIDE[op]
         return self.op_seconds.get(op, 0.0) if op in _OPTIONAL else self.op_seconds[op]
 
     @classmethod
@@ -96,7 +100,8 @@ class Profile:
                 cpu_model=str(doc["cpu_model"]),
                 date=str(doc["date"]),
                 ntt_seconds={int(k): float(v) for k, v in doc["ntt_seconds"].items()},
-                op_seconds={k: float(ops.get(k, 0.0) if k in _OPTIONAL else ops[k])
+                op_seconds={k: float(ops.get(k, 0.0) if k in _OPTIONAL
+                                     else ops.get(k, ops[_WIDE[k]]) if k in _WIDE else ops[k])
                             for k in _FITTED},
                 stage_scale={k: float(v) for k, v in doc.get("stage_scale", {}).items()},
                 read_bytes_per_second=float(doc.get("read_bytes_per_second", 0.0)),
