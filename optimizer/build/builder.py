@@ -201,6 +201,10 @@ def build_arith_bench(build_dir: Path | None = None, jobs: int | None = None,
     """Build the runtime's kernel microbenchmarks (spiral_runtime_bench, runtime/bench, Google
     Benchmark) against the installed runtime, in a tree of their own; returns the executable.
     An error when Google Benchmark is missing."""
+    bench_src = runtime_source() / "bench"
+    if not (bench_src / "bench_arith.cpp").is_file():
+        raise SpiralpirError(f"the runtime's microbenchmarks are not installed ({bench_src}; a "
+                             "source checkout has them)")
     prefix = build_runtime(build_dir, jobs, show_progress)
     cmake, generator = _tools()
     root = build_root(build_dir)
@@ -210,7 +214,7 @@ def build_arith_bench(build_dir: Path | None = None, jobs: int | None = None,
         proj.mkdir(parents=True, exist_ok=True)
         text = ("cmake_minimum_required(VERSION 3.20)\nproject(spiralpir_arith_bench CXX)\n"
                 "set(CMAKE_CXX_STANDARD 20)\nfind_package(spiralpirRuntime REQUIRED)\n"
-                f"add_subdirectory({(runtime_source() / 'bench').as_posix()} bench)\n")
+                f"add_subdirectory({bench_src.as_posix()} bench)\n")
         lists = proj / "CMakeLists.txt"
         if not lists.is_file() or lists.read_text() != text:
             lists.write_text(text)

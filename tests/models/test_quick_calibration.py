@@ -151,3 +151,21 @@ def test_disturbed_thread_runs_stay_within_physical_bounds() -> None:
                       [(p, fake_report(p, 1, rng), slow)])
     assert got.scaling(2).slowdown == 2.0
     assert got.scaling(2).read_bytes_per_second == TRUTH.read_bytes_per_second
+
+
+def test_without_microbenchmarks_the_shipped_kernels_stand_in(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch
+                                                              ) -> None:
+    """An installed wheel has no runtime/bench: the quick calibration says so and fits the
+    stages on the shipped profile's kernel costs."""
+    from spiralpir.optimizer.build import builder
+    from spiralpir.optimizer.errors import SpiralpirError
+
+    monkeypatch.setattr(builder, "runtime_source", lambda: tmp_path)
+    with pytest.raises(SpiralpirError, match="microbenchmarks are not installed"):
+        builder.build_arith_bench(tmp_path / "build")
+    said: list[str] = []
+    kern, src, report = quick.kernels_of(None, tmp_path / "build",
+                                         lambda d, t, m: said.append(m), 0, 1)
+    assert report is None and "shipped" in src and "not installed" in said[0]
+    assert kern.ntt_seconds == Profile.shipped().ntt_seconds
