@@ -122,9 +122,9 @@ def calibrate(suite_text: str | None, out: Path | None) -> None:
         for name, lit, rec in recs:
             p = Parameters.from_literal(lit)
             cmp = compare(p, rec["bench"], prof)
-            within += abs(cmp["ratio"] - 1) <= 0.25
+            within += abs(cmp["ratio"] - 1) <= 0.20
             click.echo(format_comparison(name, p, cmp))
-        click.echo(f"{within}/{len(recs)} within ±25% of the measured total "
+        click.echo(f"{within}/{len(recs)} within ±20% of the measured total "
                    f"(profile {prof.describe()}; load average now {loadavg()})")
         if spec.store is not None and spec.compare is None:
             validation_store(recs, spec.store)

@@ -18,9 +18,12 @@ Owns the fitting of the cost model (cost.py) to this machine:
    * `ms`, `ms_wide` = median of (modswitch seconds − its NTT time) / its count, over the runs
      with fewer / with three or more CRT primes,
    * `parse` = median over the stream variants' runs of (expansion − its NTT time) / parse count,
-   * `decomp`, `decomp_wide`, `compose`, `auto` = non-negative least squares (relative errors)
-     of the expansion, conversion, folding and packing seconds left after their NTT and mac
-     time (`decomp_wide` = `decomp` without a run of three or more CRT primes),
+   * `decomp` (two CRT primes or fewer), `decomp_wide` (three or more) = median over the
+     folding and packing stages of their seconds left after NTT and mac time per gadget digit
+     (the other without runs of one width); `auto` = median over the expansions of what is
+     left after their digits per automorphism coefficient, `tile` the same over the
+     conversions per query coefficient tiled; `compose` = 0 (the CRT composition is inside
+     each width's digit cost),
    * `stage_scale[s]` = median over sets of measured / predicted seconds of stage s (over the
      runs where stage s took at least MIN_SCALE_SECONDS, if any).
 The result is a `Profile` (CPU model, date, sources) written as JSON.
@@ -194,24 +197,38 @@ def fit(kernel: Kernels, runs: Sequence[tuple[Parameters, dict[str, Any]]],
                / c["expansion"]["parse"] for p, c, st, _ in counts
                if c["expansion"]["auto"] == 0 and st.get("expansion", 0) > 0]
     parse = statistics.median(parsing) if parsing else 0.0
-    rows, rhs = [], []
+    def rest(p: Parameters, cc: dict[str, float], m: float) -> float:
+        """a stage's seconds left after its NTTs, multiply-adds and query parsing"""
+        return (m - cc.get("ntt", 0) * base.ntt(p.poly_len) - cc.get("mac", 0) * kernel.mac
+                - cc.get("parse", 0) * parse)
+
+    # a gadget digit's cost (by CRT width): median over the conversion, folding and packing
+    # stages of their rest per digit (robust to a disturbed run); then the automorphisms' from
+    # the expansion's rest after its digits
+    per_digit: dict[str, list[float]] = {"decomp": [], "decomp_wide": []}
     for p, c, st, _ in counts:
-        for stage in ("expansion", "conversion", "folding", "packing"):
-            m = float(st.get(stage, 0.0))
-            cc = c[stage]
-            digits = cc.get("decomp", 0) + cc.get("decomp_wide", 0)
-            if m <= 0 or digits + cc.get("auto", 0) <= 0:
-                continue
-            rest = m - cc.get("ntt", 0) * base.ntt(p.poly_len) - cc.get("mac", 0) * kernel.mac \
-                - cc.get("parse", 0) * parse
-            rows.append([cc.get("decomp", 0) / m, cc.get("decomp_wide", 0) / m,
-                         cc.get("compose", 0) / m, cc.get("auto", 0) / m])
-            rhs.append(rest / m)
-    dec, dec_wide, comp, aut = _nnls(np.array(rows), np.array(rhs))
-    if not any(c[s].get("decomp_wide", 0) > 0 for _, c, _, _ in counts for s in c):
-        dec_wide = dec  # no run with three primes: the narrow cost
+        for stage in ("folding", "packing"):
+            m, cc = float(st.get(stage, 0.0)), c[stage]
+            for kind, vals in per_digit.items():
+                if m > 0 and cc.get(kind, 0) > 0:
+                    vals.append(max(0.0, rest(p, cc, m)) / cc[kind])
+    dec = statistics.median(per_digit["decomp"]) if per_digit["decomp"] else 0.0
+    dec_wide = statistics.median(per_digit["decomp_wide"]) if per_digit["decomp_wide"] else dec
+    dec = dec if per_digit["decomp"] else dec_wide
+    autos = [max(0.0, rest(p, c["expansion"], m) - c["expansion"].get("decomp", 0) * dec
+                 - c["expansion"].get("decomp_wide", 0) * dec_wide) / c["expansion"]["auto"]
+             for p, c, st, _ in counts
+             if (m := float(st.get("expansion", 0.0))) > 0 and c["expansion"].get("auto", 0) > 0]
+    aut = statistics.median(autos) if autos else 0.0
+    tiles = [max(0.0, rest(p, c["conversion"], m) - c["conversion"].get("decomp", 0) * dec
+                 - c["conversion"].get("decomp_wide", 0) * dec_wide) / c["conversion"]["tile"]
+             for p, c, st, _ in counts
+             if (m := float(st.get("conversion", 0.0))) > 0 and c["conversion"].get("tile", 0) > 0]
+    tile = statistics.median(tiles) if tiles else 0.0
+    comp = 0.0  # the CRT composition: inside each width's digit cost
     prof = profile({"mac": kernel.mac, "decomp": dec, "decomp_wide": dec_wide,
-                    "compose": comp, "auto": aut, "parse": parse, "fd": fd, "fdout": fdout,
+                    "compose": comp, "auto": aut, "parse": parse, "tile": tile, "fd": fd,
+                    "fdout": fdout,
                     "ms": ms, "ms_wide": ms_wide})
     scale: dict[str, float] = {}
     for stage in STAGES:

@@ -19,8 +19,10 @@ Operations (units):
   auto    one automorphism-permuted / added coefficient residue
   parse   one query coefficient residue read (bit unpacking) and one sampled from its seed
   fd      one first-dimension multiply-accumulate (a database word × a ciphertext row), compute
-  fdout   one first-dimension query/output coefficient residue (query reorientation, the
-          reduction and store of each accumulated output)
+  fdout   one first-dimension output coefficient residue (the reduction and store of each
+          accumulated output)
+  tile    one first-dimension query coefficient residue laid out in the kernel's order
+          (FirstDim::tile, when the query is prepared)
   ms      one modulus-switched coefficient (CRT compose + two roundings), q < 2^64
   ms_wide the same for three or more CRT primes (q > 2^64 with the planner's primes below
           2^30: the runtime's 128-bit path, an order of magnitude slower)
@@ -40,9 +42,11 @@ first_dim.hpp, prepared.hpp, server.hpp), stage names as its timings:
                  compose 2L²d, mac (n+1)(n+2)·t_conv·L·d]; the 2^nu_1 term is absent for the
                  stream variants with n = 1 computation matrices (stream_pack, stream with
                  n = 1: noise.direct_first — the client encrypts the first-dimension cts under
-                 the computation secret, no ScalToMat; parsing them costs the same NTTs)
+                 the computation secret, no ScalToMat; parsing them costs the same NTTs);
+                 then the tiling of the 2^nu_1 first-dimension query matrices: tile
+                 2^nu_1·(n+1)·n·d·L
   first_dimension max(compute, memory): compute = fd · inst·2^(nu_1+nu_2)·n²·d·L·(n+1)
-                 + fdout · (inst·2^nu_2 + 2^nu_1)·(n+1)·n·d·L;
+                 + fdout · inst·2^nu_2·(n+1)·n·d·L;
                  memory = preprocessed database bytes (4·inst·2^(nu_1+nu_2)·n²·d·L) / the
                  profile's single-thread read bandwidth (calibration: the kernel's own rate on
                  a database far larger than the cache), when the database is larger than the
@@ -83,8 +87,8 @@ from spiralpir.optimizer.params.parameters import Parameters
 
 __all__ = ["ONE_TIME_STAGES", "PER_DATABASE_STAGES", "STAGES", "OPS", "Profile", "Prices"]
 
-OPS = ("ntt", "mac", "decomp", "decomp_wide", "compose", "auto", "parse", "fd", "fdout", "ms",
-       "ms_wide")
+OPS = ("ntt", "mac", "decomp", "decomp_wide", "compose", "auto", "parse", "tile", "fd", "fdout",
+       "ms", "ms_wide")
 
 # Prices of the SPIRAL paper (AWS, 2022): $0.0195 per CPU-hour, $0.09 per GB egress.
 CPU_DOLLARS_PER_HOUR = 0.0195
@@ -144,9 +148,10 @@ def op_counts(variant: str, d: int, L: int, n: int, nu1: int, nu2: int, inst: in
             "decomp": (a_conv * tc + digits * 2 * tc) * L * d,
             "compose": (a_conv + 2 * digits) * L * L * d,
             "mac": (a_conv * (nc + 1) * nc + digits * (nc + 1) * (nc + 2)) * tc * L * d,
+            "tile": zero + a * (nc + 1) * nc * d * L,
         },
         "first_dimension": {"fd": zero + inst_c * 2.0 ** (nu1 + nu2) * nc * nc * d * L * (nc + 1),
-                            "fdout": zero + (inst_c * 2.0**nu2 + a) * (nc + 1) * nc * d * L},
+                            "fdout": zero + inst_c * 2.0**nu2 * (nc + 1) * nc * d * L},
         "folding": {"ntt": folds * (nc + 1) * nc * (1 + tg) * L,
                     "decomp": folds * (nc + 1) * nc * tg * L * d,
                     "compose": zero + folds * (nc + 1) * nc * L * L * d,

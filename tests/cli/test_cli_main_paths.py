@@ -68,7 +68,7 @@ def test_calibrate_validates_saved_runs(monkeypatch: Mp, capsys: Cap) -> None:
     res = run_cli(monkeypatch, capsys, "calibrate", "--suite", f"validate,compare={TIMING}")
     assert res.code == 0, res.err
     runs = len(list(TIMING.glob("*.json")))
-    assert f"/{runs} within ±25%" in res.out
+    assert f"/{runs} within ±20%" in res.out
     assert res.out.count("TOTAL") == runs
 
 
