@@ -425,7 +425,7 @@ class PirServer:
                 "query_bytes": self.query_bytes,
             },
             "stages": self.lib.stage_names,
-            "estimate": served_estimate(self.lib.params, self.threads),
+            "estimate": served_estimate(self.build.params, self.threads),
         }
         if self.streaming:
             out["stream"] = {

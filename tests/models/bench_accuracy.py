@@ -7,7 +7,7 @@ active profile and from the shipped one, at the thread count used.
 
     python3 tests/models/bench_accuracy.py [--repeat 2] [--trials 2] [--profile FILE]
         [--only NAME,...] [--json OUT] [--store DIR]
-    python3 tests/models/bench_accuracy.py --plans [--profile FILE]
+    python3 tests/models/bench_accuracy.py --plans [--profile FILE] [--baseline FILE]
 
 Prints one line per (member, threads): predicted / measured seconds and their ratio for each
 profile, then per profile the largest deviation and how many are within ±20% and ±35%.
@@ -16,7 +16,8 @@ minimum report, every repetition's total, command, commit, CPU model, load avera
 measure/validation.py's record), what tests/models/test_timing.py re-checks.
 `--plans` benchmarks nothing: it re-plans every checked-in build's shape (records, record
 size, variant, default objective) under the profile and lists the builds whose plan would
-change, with the fields that differ, and whether the shipped profile plans them the same.
+change, with the fields that differ, and whether the baseline profile (default: the shipped
+one) plans them the same.
 """
 
 from __future__ import annotations
@@ -125,26 +126,26 @@ def _diff(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
             if old.get(k) != new.get(k)]
 
 
-def plans(profile: Profile) -> int:
+def plans(profile: Profile, baseline: Profile) -> int:
     """Lists the checked-in builds whose plan changes under `profile`, and whether the
-    shipped profile already plans them differently today (planner changes since they were
+    baseline profile already plans them differently today (planner changes since they were
     generated) or the profile is what changes them; returns how many the profile changes."""
     by_profile = 0
     for src in sorted(p for p in GENERATED.iterdir() if (p / "params.json").is_file()):
         old = json.loads((src / "params.json").read_text())["params"]
         shape = (old["records"], old["record_size"])
         new = plan_json(*shape, variant=old["variant"], profile=profile)["params"]
-        base = plan_json(*shape, variant=old["variant"], profile=Profile.shipped())["params"]
+        base = plan_json(*shape, variant=old["variant"], profile=baseline)["params"]
         if new == old:
             print(f"{src.name:<24}unchanged")
             continue
         why = ("the profile changes it" if base == old else
-               "the shipped profile plans it differently too" if base == new else
-               "the shipped profile plans it differently again")
+               "the baseline profile plans it the same" if base == new else
+               "the baseline profile plans it differently again")
         by_profile += base != new
         print(f"{src.name:<24}{'; '.join(_diff(old, new))}  ({why})")
     print(f"{by_profile} of the checked-in builds' plans change with {profile.describe()} "
-          "instead of the shipped profile")
+          f"instead of {baseline.describe()}")
     return by_profile
 
 
@@ -163,10 +164,12 @@ def main() -> None:
                     help="Keep every measurement here (tests/models/data/timing).")
     ap.add_argument("--plans", action="store_true",
                     help="List the checked-in builds whose plan changes; benchmark nothing.")
+    ap.add_argument("--baseline", type=Path, default=None,
+                    help="With --plans: the profile to compare with (default: the shipped one).")
     args = ap.parse_args()
     prof = Profile.load(args.profile)
     if args.plans:
-        plans(prof)
+        plans(prof, Profile.load(args.baseline) if args.baseline else Profile.shipped())
         return
     start = time.monotonic()
     todo = members(args.work_dir, {x for x in args.only.split(",") if x})
