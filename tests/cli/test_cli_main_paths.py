@@ -74,7 +74,7 @@ def test_calibrate_validates_saved_runs(monkeypatch: Mp, capsys: Cap) -> None:
 
 def test_calibrate_fits_a_saved_run(tmp_path: Path, monkeypatch: Mp, capsys: Cap) -> None:
     """A profile from a saved bench run and a microbenchmark report, loadable by the planner."""
-    doc = json.loads((TIMING / "val_spiral_2e16x1kb.json").read_text())
+    doc = json.loads((TIMING / "spiral_2e20x256b_t1.json").read_text())
     (tmp_path / "params.json").write_text(json.dumps({"params": doc["params"]}))
     (tmp_path / "report.json").write_text(json.dumps(doc["bench"]))
     rows = [{"name": f"{kind}/avx512/{d}/28", "run_type": "iteration", "cpu_time": 1.2 * d,
