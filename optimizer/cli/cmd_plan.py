@@ -67,11 +67,9 @@ def plan(records: str, record_size: str, variant: str, objective: str, blocks: s
     opts.update(caps(max_query_bytes, max_params_bytes, max_response_bytes))
     pl = make_plan(parse_count(records, "--records"), parse_count(record_size, "--record-size"),
               **opts)
-    used = f"cost profile: {opts['profile'].describe()}"
-    if as_json:
+    if as_json:  # exactly the plan document (machine output)
         click.echo(json.dumps(pl.to_json(), sort_keys=True, indent=2))
-        click.echo(used, err=True)
     else:
         click.echo(render(pl))
-        click.echo(used)
+        click.echo(f"cost profile: {opts['profile'].describe()}")
 
