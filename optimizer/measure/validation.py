@@ -158,13 +158,23 @@ def record(lit: dict[str, Any], rep: dict[str, Any], totals: list[float], comman
     }
 
 
+def repeated_folding(p: Parameters, rep: dict[str, Any]) -> bool:
+    """Whether a bench report's implicit database repeats folding indices (cost.db_reads):
+    one computation instance is larger than the process ever held (its peak memory)."""
+    if not rep.get("implicit_db") or not rep.get("peak_memory_bytes"):
+        return False
+    comp_instances = p.instances * (p.n * p.n if p.variant in ("pack", "stream_pack") else 1)
+    per_instance = float(rep["preprocessed_db_bytes"]) / comp_instances
+    return per_instance > float(rep["peak_memory_bytes"])
+
+
 def compare(p: Parameters, rep: dict[str, Any], profile: Profile) -> dict[str, Any]:
     """Predicted vs measured seconds per stage (the runtime books packing inside modswitch
     unless its report gives packing apart) and in total, at the report's thread count
     (single-thread: CPU seconds; several threads: wall seconds)."""
     implicit = bool(rep.get("implicit_db"))
     threads = int(rep.get("threads", 1))
-    pred = wall_stage_seconds(p, profile, threads, implicit)
+    pred = wall_stage_seconds(p, profile, threads, implicit, repeated_folding(p, rep))
     meas = stage_times(rep) if threads == 1 else {k: float(v) for k, v in rep["stages"].items()}
     if "packing" not in meas:
         pred = {**pred, "modswitch": pred["modswitch"] + pred["packing"], "packing": 0.0}

@@ -206,18 +206,40 @@ def params_db_bytes(p: Parameters) -> float:
     return db_bytes(p.poly_len, len(p.moduli), p.n, p.nu_1, p.nu_2, p.instances)
 
 
-def stage_seconds(p: Parameters, profile: Profile, implicit_db: bool = False
-                  ) -> dict[str, float]:
-    """Predicted single-thread seconds of every server stage. implicit_db: the database is the
-    bench drivers' implicit one (≥ 1 GiB of distinct data addressed cyclically)."""
+def db_reads(p: Parameters, implicit_db: bool = False, repeated_folding: bool = False
+             ) -> tuple[float, float]:
+    """(distinct bytes, bytes read from memory) of one first dimension. implicit_db: the bench
+    drivers' implicit database (≥ 1 GiB of distinct data addressed cyclically); repeated_folding:
+    one of its instances alone exceeds the drivers' memory budget, so it repeats folding
+    indices (j mod phys_j, phys_j the smallest power of two holding 1 GiB): within an
+    L1-sized pass over i the task reads only the phys_j distinct blocks from memory, the
+    repeats from cache (bench_report.hpp implicit_db_layout, first_dim.hpp task_avx512)."""
     streamed = params_db_bytes(p)
-    distinct = min(streamed, IMPLICIT_DB_MIN_DISTINCT) if implicit_db else streamed
-    secs = seconds_of_counts(_counts_of(p), p.poly_len, profile, streamed, distinct)
+    if not implicit_db:
+        return streamed, streamed
+    if not repeated_folding:
+        return min(streamed, IMPLICIT_DB_MIN_DISTINCT), streamed
+    pack = p.variant in ("pack", "stream_pack")
+    folds = 1 << p.nu_2
+    per_j = streamed / (p.instances * (p.n * p.n if pack else 1)) / folds
+    phys_j = 1
+    while phys_j < folds and per_j * phys_j < IMPLICIT_DB_MIN_DISTINCT:
+        phys_j *= 2
+    return per_j * phys_j, streamed * phys_j / folds
+
+
+def stage_seconds(p: Parameters, profile: Profile, implicit_db: bool = False,
+                  repeated_folding: bool = False) -> dict[str, float]:
+    """Predicted single-thread seconds of every server stage. implicit_db, repeated_folding:
+    the bench drivers' implicit database (db_reads)."""
+    distinct, memory = db_reads(p, implicit_db, repeated_folding)
+    secs = seconds_of_counts(_counts_of(p), p.poly_len, profile, memory, distinct)
     return {k: float(v) for k, v in secs.items()}
 
 
-def server_seconds(p: Parameters, profile: Profile, implicit_db: bool = False) -> float:
-    return sum(stage_seconds(p, profile, implicit_db).values())
+def server_seconds(p: Parameters, profile: Profile, implicit_db: bool = False,
+                   repeated_folding: bool = False) -> float:
+    return sum(stage_seconds(p, profile, implicit_db, repeated_folding).values())
 
 
 def split_seconds(secs: dict[str, Any]) -> tuple[Any, Any]:

@@ -32,13 +32,7 @@ import heapq
 import math
 from collections.abc import Sequence
 
-from spiralpir.optimizer.models.cost import (
-    IMPLICIT_DB_MIN_DISTINCT,
-    STAGES,
-    Profile,
-    params_db_bytes,
-    stage_seconds,
-)
+from spiralpir.optimizer.models.cost import STAGES, Profile, db_reads, stage_seconds
 from spiralpir.optimizer.models.noise import direct_first
 from spiralpir.optimizer.params.parameters import Parameters
 
@@ -109,21 +103,21 @@ def parallel_fraction(jobs: list[Job], threads: int) -> float:
 
 
 def wall_stage_seconds(p: Parameters, profile: Profile, threads: int = 1,
-                       implicit_db: bool = False) -> dict[str, float]:
+                       implicit_db: bool = False, repeated_folding: bool = False
+                       ) -> dict[str, float]:
     """Predicted wall seconds of every stage at `threads` server threads (1: the cost model's
-    single-thread seconds)."""
-    single = stage_seconds(p, profile, implicit_db)
+    single-thread seconds; implicit_db, repeated_folding: cost.db_reads)."""
+    single = stage_seconds(p, profile, implicit_db, repeated_folding)
     if threads <= 1:
         return single
     sc = profile.scaling(threads)
     jobs = stage_jobs(p, profile)
     out = {s: secs * parallel_fraction(jobs[s], threads) * sc.slowdown
            for s, secs in single.items()}
-    streamed = params_db_bytes(p)
-    distinct = min(streamed, IMPLICIT_DB_MIN_DISTINCT) if implicit_db else streamed
+    distinct, memory = db_reads(p, implicit_db, repeated_folding)
     if profile.read_bytes_per_second > 0 and distinct > profile.cache_bytes:
         bw = sc.read_bytes_per_second or profile.read_bytes_per_second * threads
-        out["first_dimension"] = max(out["first_dimension"], streamed / bw)
+        out["first_dimension"] = max(out["first_dimension"], memory / bw)
     return out
 
 

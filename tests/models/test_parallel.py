@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from spiralpir.optimizer.models.cost import STAGES, params_db_bytes, stage_seconds
+from spiralpir.optimizer.models.cost import STAGES, db_reads, params_db_bytes, stage_seconds
 from spiralpir.optimizer.models.parallel import (
     makespan,
     parallel_fraction,
@@ -114,3 +114,23 @@ def test_profile_threads_round_trip_and_checks() -> None:
                         ({"2": "fast"}, "bad or missing")):
         with pytest.raises(Exception, match=needle):
             Profile.from_dict({**doc, "threads": bad})
+
+
+def test_implicit_database_reads() -> None:
+    """The bench drivers' implicit database: instances repeated, every byte still comes from
+    memory; folding indices repeated (an instance over the budget), only the distinct blocks
+    of each pass do (phys_j of 2^nu_2, the smallest power of two holding 1 GiB)."""
+    p = _params(nu_1=9, nu_2=8)  # 2 GiB in one instance: 8 MiB per folding index
+    streamed = params_db_bytes(p)
+    assert db_reads(p) == (streamed, streamed)
+    assert db_reads(p, implicit_db=True) == (1 << 30, streamed)
+    per_j = streamed / 256
+    assert db_reads(p, implicit_db=True, repeated_folding=True) == (per_j * 128, streamed / 2)
+    doc = Profile.shipped().to_dict()
+    doc.update(cache_bytes=1.0, read_bytes_per_second=1e9, op_seconds={
+        **doc["op_seconds"], "fd": 0.0, "fdout": 0.0})
+    prof = Profile.from_dict(doc)
+    assert stage_seconds(p, prof, True, True)["first_dimension"] == pytest.approx(
+        streamed / 2 / 1e9)
+    assert wall_stage_seconds(p, prof, 2, True, True)["first_dimension"] == pytest.approx(
+        streamed / 2 / 2e9)
