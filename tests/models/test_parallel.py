@@ -134,3 +134,16 @@ def test_implicit_database_reads() -> None:
         streamed / 2 / 1e9)
     assert wall_stage_seconds(p, prof, 2, True, True)["first_dimension"] == pytest.approx(
         streamed / 2 / 2e9)
+
+
+def test_the_report_tells_a_repeated_folding_layout() -> None:
+    """validation.repeated_folding: implicit, and one instance larger than the process's peak
+    memory (it cannot have held a whole instance)."""
+    from spiralpir.optimizer.measure.validation import repeated_folding
+
+    p = _params(nu_1=9, nu_2=8)
+    rep = {"implicit_db": True, "preprocessed_db_bytes": params_db_bytes(p),
+           "peak_memory_bytes": 1.5 * 2**30}
+    assert repeated_folding(p, rep)
+    assert not repeated_folding(p, {**rep, "peak_memory_bytes": 3 * 2**30})
+    assert not repeated_folding(p, {**rep, "implicit_db": False})
