@@ -19,7 +19,7 @@ out=build/refresh
 mkdir -p "$out"
 python=${PYTHON:-python3}
 "$python" -m spiralpir.optimizer.cli calibrate --out "$out/profile.json"
-"$python" tests/models/bench_accuracy.py --profile "$out/profile.json" --repeat 2 --trials 2 \
+"$python" tests/models/bench_accuracy.py --profile "$out/profile.json" --repeat 2 --trials 1 \
   --store "$out/timing" --json "$out/rows.json"
 "$python" tests/models/bench_accuracy.py --plans --profile "$out/profile.json"
 if [[ "${1:-}" == "--ship" ]]; then
