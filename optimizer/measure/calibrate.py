@@ -243,9 +243,13 @@ def fit(kernel: Kernels, runs: Sequence[tuple[Parameters, dict[str, Any]]],
 
 def stage_times(rep: dict[str, Any]) -> dict[str, float]:
     """Per-stage seconds of a bench report: process CPU time (`stages_cpu`, robust on a shared
-    machine) when the driver reports it, else wall time (`stages`) scaled to the answer's
-    process CPU time (single thread). The variant drivers book packing inside `modswitch`;
-    their streaming timings give it apart."""
+    machine) when the driver reports it; the variant drivers' single-thread CPU figures split
+    by stage (_variant_cpu_stages); else wall time (`stages`) scaled to the answer's process
+    CPU time (single thread). The variant drivers book packing inside `modswitch`; their
+    streaming timings give it apart."""
+    cpu_split = _variant_cpu_stages(rep)
+    if cpu_split is not None:
+        return cpu_split
     st = {k: float(v) for k, v in (rep.get("stages_cpu") or rep["stages"]).items()}
     wall = sum(st.values())
     if not rep.get("stages_cpu") and rep.get("threads") == 1 and rep.get("server_cpu_seconds") \
@@ -262,6 +266,31 @@ def stage_times(rep: dict[str, Any]) -> dict[str, float]:
         st["packing"] = min(float(pk), st.get("modswitch", 0.0))
         st["modswitch"] = st.get("modswitch", 0.0) - st["packing"]
     return st
+
+
+def _variant_cpu_stages(rep: dict[str, Any]) -> dict[str, float] | None:
+    """The variant drivers' stages in process CPU seconds (single thread), from what they do
+    measure in CPU time: the whole answer, the prepared query's answer and its first dimension
+    (streaming); the one-time part (the answer less the prepared answer) and the rest of the
+    prepared answer are split by their wall times. None without those figures."""
+    stream = rep.get("streaming") or {}
+    keys = ("first_dimension_cpu_seconds", "per_database_cpu_seconds")
+    if (rep.get("stages_cpu") or rep.get("threads") != 1 or not rep.get("server_cpu_seconds")
+            or not all(stream.get(k) for k in keys) or not stream.get("stages")):
+        return None
+    wall, tail_wall = rep["stages"], stream["stages"]
+    per_db = float(stream["per_database_cpu_seconds"])
+    fd = min(float(stream["first_dimension_cpu_seconds"]), per_db)
+    one_time = max(0.0, float(rep["server_cpu_seconds"]) - per_db)
+
+    def split(total: float, parts: dict[str, float]) -> dict[str, float]:
+        w = sum(parts.values())
+        return {k: total * v / w if w > 0 else 0.0 for k, v in parts.items()}
+
+    return {**split(one_time, {s: float(wall[s]) for s in ("expansion", "conversion")}),
+            "first_dimension": fd,
+            **split(per_db - fd, {s: float(tail_wall.get(s, 0.0))
+                                  for s in ("folding", "packing", "modswitch")})}
 
 
 def measured_seconds(rep: dict[str, Any]) -> float:

@@ -147,3 +147,19 @@ def test_kernel_costs_read_bandwidth_and_cache() -> None:
     assert k.mac == pytest.approx(640e-9 / 2048)
     assert k.read_bytes_per_second == 1.3e10
     assert k.cache_bytes == 16 << 20
+
+
+def test_variant_stages_in_cpu_seconds() -> None:
+    """The variant drivers' stages from their CPU figures: the first dimension's own, the
+    one-time part (answer less prepared answer) and the prepared answer's rest split by wall
+    time."""
+    rep = {"threads": 1, "server_cpu_seconds": 1.0,
+           "stages": {"expansion": 3.0, "conversion": 1.0, "first_dimension": 9.0,
+                      "folding": 9.0, "modswitch": 9.0},
+           "streaming": {"per_database_cpu_seconds": 0.6, "first_dimension_cpu_seconds": 0.3,
+                         "stages": {"first_dimension": 5.0, "folding": 2.0, "packing": 0.5,
+                                    "modswitch": 0.5}}}
+    st = stage_times(rep)
+    assert st == pytest.approx({"expansion": 0.3, "conversion": 0.1, "first_dimension": 0.3,
+                                "folding": 0.2, "packing": 0.05, "modswitch": 0.05})
+    assert sum(st.values()) == pytest.approx(rep["server_cpu_seconds"])
