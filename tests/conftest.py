@@ -22,6 +22,10 @@ import pytest
 
 SEED_ENV = "SPIRALPIR_TEST_SEED"
 
+# every test (and every process it starts) plans with the shipped profile, whatever profile
+# `spiralpir calibrate` wrote for the user running them (models/profile.py)
+os.environ["SPIRALPIR_PROFILE"] = "default"
+
 
 def base_seed() -> int:
     text = os.environ.get(SEED_ENV, "0")

@@ -196,6 +196,39 @@ def build_runtime(build_dir: Path | None = None, jobs: int | None = None,
     return prefix
 
 
+def build_arith_bench(build_dir: Path | None = None, jobs: int | None = None,
+                      show_progress: bool = True) -> Path:
+    """Build the runtime's kernel microbenchmarks (spiral_runtime_bench, runtime/bench, Google
+    Benchmark) against the installed runtime, in a tree of their own; returns the executable.
+    An error when Google Benchmark is missing."""
+    bench_src = runtime_source() / "bench"
+    if not (bench_src / "bench_arith.cpp").is_file():
+        raise SpiralpirError(f"the runtime's microbenchmarks are not installed ({bench_src}; a "
+                             "source checkout has them)")
+    prefix = build_runtime(build_dir, jobs, show_progress)
+    cmake, generator = _tools()
+    root = build_root(build_dir)
+    proj, bdir = root / "runtime-bench-src", root / "runtime-bench"
+    jobs = jobs or os.cpu_count() or 1
+    with _lock(root / ".runtime-bench.lock"):
+        proj.mkdir(parents=True, exist_ok=True)
+        text = ("cmake_minimum_required(VERSION 3.20)\nproject(spiralpir_arith_bench CXX)\n"
+                "set(CMAKE_CXX_STANDARD 20)\nfind_package(spiralpirRuntime REQUIRED)\n"
+                f"add_subdirectory({bench_src.as_posix()} bench)\n")
+        lists = proj / "CMakeLists.txt"
+        if not lists.is_file() or lists.read_text() != text:
+            lists.write_text(text)
+        _run([cmake, "-S", str(proj), "-B", str(bdir), *generator, "-DCMAKE_BUILD_TYPE=Release",
+              f"-DCMAKE_PREFIX_PATH={prefix}"], "configure the runtime's microbenchmarks",
+             show_progress)
+        _run([cmake, "--build", str(bdir), "-j", str(jobs)],
+             "build the runtime's microbenchmarks", show_progress)
+    exe = bdir / "bench" / "spiral_runtime_bench"
+    if not exe.is_file():
+        raise SpiralpirError(f"the microbenchmark build did not produce {exe}")
+    return exe
+
+
 def build(source_dir: Path, build_dir: Path | None = None, jobs: int | None = None,
           avx512: bool = False, show_progress: bool = True,
           targets: Sequence[str] | None = None) -> Instance:

@@ -10,6 +10,10 @@ import click
 from spiralpir.optimizer.build import builder
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.measure.bench import BENCH_KEYS, run_bench
+from spiralpir.optimizer.measure.validation import compare
+from spiralpir.optimizer.models.profile import Profile
+from spiralpir.optimizer.params.ci_twin import ci_literal
+from spiralpir.optimizer.params.parameters import Parameters
 from spiralpir.optimizer.service.batch_bench import run_batch_bench
 from spiralpir.optimizer.service.batch_server import BATCH_FILE, read_layout
 from spiralpir.optimizer.service.binding import Build
@@ -21,6 +25,32 @@ def _human(n: float) -> str:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
     return f"{n:.1f} GiB"
+
+
+def prediction(source_dir: Path, report: dict[str, Any], ci: bool,
+               profile: Profile) -> dict[str, Any]:
+    """The active profile's prediction of a bench report (validation.compare): per stage and in
+    total, at the report's thread count."""
+    lit = json.loads((source_dir / "params.json").read_text(encoding="utf-8"))["params"]
+    p = Parameters.from_literal(ci_literal(lit) if ci else lit)
+    return compare(p, report, profile)
+
+
+def format_prediction(cmp: dict[str, Any], profile: Profile) -> str:
+    what = "process CPU" if cmp["threads"] == 1 else "wall"
+    lines = [f"  predicted vs measured ({what} seconds, {cmp['threads']} thread(s); profile "
+             f"{profile.describe()})"]
+    # packing: the pack variants' (the others have none)
+    rows = [(s, v) for s, v in cmp["stages"].items() if s != "packing" or v[0] > 0]
+    rows.append(("TOTAL", cmp["total"]))
+    # the prepared-query path (bench's streaming figures: wall seconds)
+    rows += [(label, cmp[key]) for key, label in (("prepare", "prepare, wall"),
+                                                  ("per_database", "per database"))
+             if key in cmp]
+    for stage, (a, b) in rows:
+        ratio = f"{a / b:5.2f}" if b > 0 else "    -"
+        lines.append(f"    {stage:<20}{a:9.4f} s  {b:9.4f} s  ratio {ratio}")
+    return "\n".join(lines)
 
 
 def format_report(name: str, r: dict[str, Any]) -> str:
@@ -62,10 +92,16 @@ def bench(source_dir: Path, build_dir: Path | None, threads: int | None, trials:
     inst = builder.build(source_dir, build_dir, show_progress=not as_json,
                          targets=["ci_bench" if ci else "bench"])
     report = run_bench(inst, threads=threads, trials=trials, ci=ci)
+    profile = Profile.load()
+    cmp = prediction(source_dir, report, ci, profile)
     if as_json:
+        report["predicted_server_seconds"] = cmp["total"][0]
+        report["predicted_stages"] = {s: a for s, (a, _) in cmp["stages"].items()}
+        report["profile"] = profile.describe()
         click.echo(json.dumps(report, sort_keys=True))
     else:
         click.echo(format_report(inst.name + (" (CI twin)" if ci else ""), report))
+        click.echo(format_prediction(cmp, profile))
     if not report["correct"]:
         raise SpiralpirError("the benchmark decoded wrong records")
 

@@ -1,50 +1,46 @@
-"""`spiralpir calibrate`: measure this machine, write a profile for the cost model, validate it.
+"""`spiralpir calibrate`: measure this machine and write the cost model's profile.
 
-    spiralpir calibrate [--arith-bench PATH | --arith-json FILE]
-                        [--suite] [--twins] [--records DIR] [--instance generated/NAME ...]
-                        [--run PARAMS.json REPORT.json ...]
-                        [--out profile.json]
-                        [--validate [--profile FILE] [--store DIR | --compare DIR]]
-                        [--shapes 2e14x32b,...] [--variants spiral,...] [--work-dir DIR]
-                        [--trials 3] [--repeat 2] [--max-db-gib 1.5]
+    spiralpir calibrate [--out FILE]
+    spiralpir calibrate --suite SPEC [--out FILE]
 
-Kernel costs come from the runtime's microbenchmarks (spiral_runtime_bench; built with the
-runtime, found under build/ if not given). Stage costs come from generated benchmarks:
-`--suite` plans, generates and builds the calibration shapes (measure/validation.py: small
-databases, disjoint from the validation suite) under --work-dir and runs them at full size,
-single-threaded (`--twins` adds the validation suite's CI twins); each
-`--instance` is built if needed and its bench is run single-threaded; `--run` reuses a saved
-`bench --json` report with its params; `--records DIR` re-fits from suite runs saved earlier
-(every run is kept under WORK-DIR/runs/{ci,cal,full}/; repeat --records for several).
-See measure/calibrate.py for the fit.
+With no options: the quick calibration (measure/quick.py: the kernel microbenchmarks and a few
+small full runs at 1 and 2 threads, a few minutes; progress as a bar on a terminal, as lines
+otherwise), written to this user's profile (models/profile.py: $XDG_CONFIG_HOME/spiralpir/
+profile.json), which `plan`, `generate`, `demo`, `bench` and `serve` then use; the runs are kept
+under build/calibrate/runs/quick/.
 
-`--validate` (a benchmark, not a test) runs the suite's FULL-SIZE benchmarks and prints the
-predicted vs measured seconds of every stage and the total, with ratios, for the profile just
-written (or --profile, default the shipped one); `--store DIR` saves each measurement (params,
-report, command, commit, CPU, load average, date) for tests/models/test_timing.py.
+`--suite SPEC` (cli/suite_spec.py lists the items) reaches the calibration and validation
+suite: `fit` plans, generates and builds the calibration shapes (measure/validation.py) and fits
+on them at full size; `records=DIR`, `instance=DIR`, `run=PARAMS:REPORT` fit on saved or other
+runs; `validate` runs the validation suite full size and prints predicted vs measured seconds
+per stage (a benchmark, not a test), `store=DIR` keeps the measurements for
+tests/models/test_timing.py, `compare=DIR` re-checks saved ones. See measure/calibrate.py for
+the fit.
 """
-
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import click
 from spiralpir.optimizer.build import builder
 from spiralpir.optimizer.cli.out_paths import check_out_file
+from spiralpir.optimizer.cli.suite_spec import parse_suite
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.measure.calibrate import (
-    fit,
     kernel_costs,
     load_run,
     prediction_errors,
     run_arith_bench,
 )
+from spiralpir.optimizer.measure.quick import fit_runs, quick_calibrate, save_runs
 from spiralpir.optimizer.measure.validation import (
     CALIBRATION,
-    SUITE,
     compare,
     format_comparison,
     load_records,
@@ -53,9 +49,8 @@ from spiralpir.optimizer.measure.validation import (
     shapes_named,
 )
 from spiralpir.optimizer.measure.validation import store as validation_store
-from spiralpir.optimizer.models.cost import Profile
+from spiralpir.optimizer.models.profile import PROFILE_ENV, Profile, user_profile_path
 from spiralpir.optimizer.params.parameters import Parameters
-from spiralpir.optimizer.params.variants import VARIANTS
 from spiralpir.optimizer.resources import BUILD_ROOT
 
 
@@ -80,102 +75,113 @@ def _instance_run(source: Path, trials: int) -> tuple[Parameters, dict[str, Any]
 
 
 @click.command(name="calibrate")
-@click.option("--arith-bench", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="spiral_runtime_bench executable (default: newest under build/).")
-@click.option("--arith-json", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="A saved spiral_runtime_bench --benchmark_format=json report.")
-@click.option("--arith-out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Save the microbenchmark report (JSON) here (re-fit later with --arith-json).")
-@click.option("--suite", is_flag=True,
-              help="Calibrate on the calibration shapes at full size (built under --work-dir).")
-@click.option("--twins", is_flag=True,
-              help="Also calibrate on the CI twins of the validation suite (short, noisy).")
-@click.option("--instance", "instances", multiple=True,
-              type=click.Path(file_okay=False, path_type=Path),
-              help="A generated instance to build and benchmark (repeatable).")
-@click.option("--run", "runs", multiple=True, nargs=2,
-              type=click.Path(dir_okay=False, path_type=Path),
-              help="PARAMS.json REPORT.json of a saved bench --json run (repeatable).")
-@click.option("--records", "records_dirs", multiple=True,
-              type=click.Path(file_okay=False, path_type=Path),
-              help="Re-fit from saved runs (e.g. build/calibrate/runs/ci; repeatable).")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
-              default=Path("spiralpir-profile.json"), show_default=True)
-@click.option("--validate", is_flag=True,
-              help="Run the suite full size and print predicted vs measured seconds.")
-@click.option("--profile", "profile_path", type=click.Path(dir_okay=False, path_type=Path),
-              default=None, help="Profile to validate when not calibrating (default: shipped).")
-@click.option("--compare", "compare_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=None, help="With --validate: compare saved full-size runs (e.g. "
-              "build/calibrate/runs/full or tests/models/data/timing), benchmark nothing.")
-@click.option("--store", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Save the validation measurements here (one JSON per suite member).")
-@click.option("--shapes", default=",".join(s.name for s in SUITE), show_default=True)
-@click.option("--variants", default=",".join(VARIANTS), show_default=True)
-@click.option("--work-dir", type=click.Path(file_okay=False, path_type=Path),
-              default=BUILD_ROOT / "calibrate", show_default="build/calibrate")
-@click.option("--replan", is_flag=True,
-              help="Re-plan suite members generated earlier under --work-dir (else reused).")
-@click.option("--trials", type=int, default=3, show_default=True)
-@click.option("--repeat", type=int, default=2, show_default=True,
-              help="Bench processes per member; the minimum total is kept.")
-@click.option("--max-db-gib", type=float, default=1.5, show_default=True,
-              help="Larger databases are benchmarked implicitly (>= 1 GiB distinct, cyclic).")
-def calibrate(arith_bench: Path | None, arith_json: Path | None, arith_out: Path | None,
-              suite: bool, twins: bool,
-              instances: tuple[Path, ...], runs: tuple[tuple[Path, Path], ...],
-              records_dirs: tuple[Path, ...], out: Path,
-              validate: bool, profile_path: Path | None, compare_dir: Path | None,
-              store: Path | None, shapes: str,
-              variants: str, work_dir: Path, replan: bool, trials: int, repeat: int,
-              max_db_gib: float) -> None:
-    """Measure per-operation costs on this machine and write a machine profile (JSON)."""
-    if trials < 1 or repeat < 1:
-        raise SpiralpirError("--trials and --repeat must be >= 1")
-    check_out_file(out, "--out")
-    check_out_file(arith_out, "--arith-out")
-    members = shapes_named([x for x in shapes.split(",") if x])
-    vs = [{"streampack": "stream_pack"}.get(v, v) for v in variants.split(",") if v]
-    if any(v not in VARIANTS for v in vs):
-        raise SpiralpirError(f"--variants: each of {', '.join(VARIANTS)}")
-    suite_args = {"trials": trials, "repeat": repeat, "max_db_gib": max_db_gib,
-                  "log": lambda m: click.echo(m, err=True), "replan": replan}
-    calibrating = suite or twins or bool(instances) or bool(runs) or bool(records_dirs)
-    if calibrating:
+@click.option("--suite", "suite_text", default=None, metavar="SPEC",
+              help="Advanced: the calibration/validation suite, a comma-separated list such as "
+              "'fit', 'validate,compare=DIR', 'records=DIR,arith-json=FILE' (items: fit, twins, "
+              "validate, compare=, store=, records=, instance=, run=PARAMS:REPORT, "
+              "arith-bench=, arith-json=, arith-out=, profile=, shapes=A+B, variants=A+B, "
+              "work-dir=, replan, trials=, repeat=, max-db-gib=, threads=).")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the profile here (default: this user's profile, "
+              "$XDG_CONFIG_HOME/spiralpir/profile.json).")
+def calibrate(suite_text: str | None, out: Path | None) -> None:
+    """Measure this machine (a few minutes) and write the profile plans and estimates use."""
+    if suite_text is None:
+        _quick(out)
+        return
+    spec = parse_suite(suite_text)
+    members = shapes_named(spec.shapes)
+    if spec.fitting:
+        target = out if out is not None else user_profile_path()
+        if out is None:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        check_out_file(target, "--out")
+    check_out_file(spec.arith_out, "--suite arith-out")
+    suite_args = {"trials": spec.trials, "repeat": spec.repeat, "max_db_gib": spec.max_db_gib,
+                  "log": lambda m: click.echo(m, err=True), "replan": spec.replan}
+    if spec.fitting:
         recs = []
-        if twins:
-            recs += run_suite(members, vs, work_dir, ci=True, **suite_args)
-        if suite:
+        if spec.twins:
+            recs += run_suite(members, spec.variants, spec.work_dir, ci=True, **suite_args)
+        if spec.fit:
             for shape, cvs in CALIBRATION:
-                recs += run_suite([shape], cvs, work_dir, ci=False, label="cal", **suite_args)
-        for directory in records_dirs:
+                recs += run_suite([shape], cvs, spec.work_dir, ci=False, label="cal",
+                                  **suite_args)
+        for directory in spec.records:
             recs += load_records(directory)
-        prof = _calibrate(arith_bench, arith_json, arith_out, instances, runs, trials, recs)
-        out.write_text(json.dumps(prof.to_dict(), indent=2, sort_keys=True) + "\n")
-        click.echo(f"wrote {out} ({prof.cpu_model}, {prof.date})")
-    elif not validate:
-        raise SpiralpirError("give --suite, --instance or --run to calibrate, or --validate")
+        prof = _calibrate(spec.arith_bench, spec.arith_json, spec.arith_out, spec.instance,
+                          spec.run, spec.trials, recs)
+        _write(prof, target)
     else:
-        prof = Profile.load(profile_path)
-    if validate:
-        recs = (load_records(compare_dir) if compare_dir is not None
-                else run_suite(members, vs, work_dir, ci=False, **suite_args))
+        prof = Profile.load(spec.profile)
+    if spec.validate:
+        recs = (load_records(spec.compare) if spec.compare is not None
+                else run_suite(members, spec.variants, spec.work_dir, ci=False,
+                               threads=spec.threads, **suite_args))
         within = 0
         for name, lit, rec in recs:
             p = Parameters.from_literal(lit)
             cmp = compare(p, rec["bench"], prof)
-            within += abs(cmp["ratio"] - 1) <= 0.25
+            within += abs(cmp["ratio"] - 1) <= 0.20
             click.echo(format_comparison(name, p, cmp))
-        click.echo(f"{within}/{len(recs)} within ±25% of the measured total "
-                   f"(profile {prof.path or out}; load average now {loadavg()})")
-        if store is not None and compare_dir is None:
-            validation_store(recs, store)
-            click.echo(f"stored {len(recs)} measurements in {store}")
+        click.echo(f"{within}/{len(recs)} within ±20% of the measured total "
+                   f"(profile {prof.describe()}; load average now {loadavg()})")
+        if spec.store is not None and spec.compare is None:
+            validation_store(recs, spec.store)
+            click.echo(f"stored {len(recs)} measurements in {spec.store}")
+
+
+def _write(prof: Profile, target: Path) -> None:
+    tmp = target.with_name(target.name + ".tmp")
+    tmp.write_text(json.dumps(prof.to_dict(), indent=2, sort_keys=True) + "\n")
+    os.replace(tmp, target)
+    click.echo(f"wrote {target} ({prof.cpu_model}, {prof.date})")
+    if target.resolve() == user_profile_path().resolve():
+        click.echo("plan, generate, demo, bench and serve now use it "
+                   f"({PROFILE_ENV}=default for the shipped profile, or a file)")
+
+
+def _quick(out: Path | None) -> None:
+    target = out if out is not None else user_profile_path()
+    if out is None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    check_out_file(target, "--out")
+    work = BUILD_ROOT / "calibrate"
+    start = time.monotonic()
+    bar: Any = None
+    if sys.stderr.isatty():
+        from tqdm import tqdm
+
+        bar = tqdm(total=1, unit="step", file=sys.stderr, leave=False,
+                   bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}]")
+
+    def step(done: int, total: int, message: str) -> None:
+        if bar is not None:
+            bar.total = total
+            bar.n = done
+            bar.set_description_str(message[:60])
+            bar.refresh()
+        else:
+            click.echo(f"[{done}/{total}, {time.monotonic() - start:.0f} s] {message}", err=True)
+
+    try:
+        prof, runs = quick_calibrate(work, step)
+    finally:
+        if bar is not None:
+            bar.close()
+    save_runs(runs, work / "runs" / "quick")
+    for r in runs:
+        p = Parameters.from_literal(r["params"])
+        cmp = compare(p, r["report"], prof)
+        click.echo(f"  {r['name']} ({r['threads']} thread(s)): predicted "
+                   f"{cmp['total'][0]:.4f} s, measured {cmp['total'][1]:.4f} s "
+                   f"(ratio {cmp['ratio']:.2f})", err=True)
+    click.echo(f"measured in {time.monotonic() - start:.0f} s", err=True)
+    _write(prof, target)
 
 
 def _calibrate(arith_bench: Path | None, arith_json: Path | None, arith_out: Path | None,
-               instances: tuple[Path, ...],
-               runs: tuple[tuple[Path, Path], ...], trials: int,
+               instances: list[Path], runs: list[tuple[Path, Path]], trials: int,
                suite_recs: list[tuple[str, dict[str, Any], dict[str, Any]]]) -> Profile:
     if arith_json is not None:
         try:
@@ -202,11 +208,11 @@ def _calibrate(arith_bench: Path | None, arith_json: Path | None, arith_out: Pat
     if not pairs:
         raise SpiralpirError("give at least one --instance or --run (or --suite) for the stage "
                              "costs")
-    prof = fit(kernel, pairs, source=f"{src}; stages: {len(pairs)} single-thread bench runs"
+    prof = fit_runs(kernel, pairs, source=f"{src}; stages: {len(pairs)} bench runs"
                + (f" ({len(suite_recs)} of them saved suite/calibration-shape runs)"
                   if suite_recs else "")
                + f"; load average {loadavg()}")
-    for h, pred, meas in prediction_errors(prof, pairs):
+    for h, pred, meas in prediction_errors(prof, [x for x in pairs if x[1].get("threads", 1) == 1]):
         click.echo(f"  calibration run {h}: predicted {pred:.4f} s, measured {meas:.4f} s "
                    f"({100 * (pred / meas - 1):+.1f}%)", err=True)
     return prof

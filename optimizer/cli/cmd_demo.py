@@ -22,6 +22,7 @@ import click
 from spiralpir.optimizer import codegen
 from spiralpir.optimizer.build import builder
 from spiralpir.optimizer.errors import SpiralpirError
+from spiralpir.optimizer.models.profile import Profile
 from spiralpir.optimizer.plan.planner import plan_json
 from spiralpir.optimizer.service import sample_db as sampledb
 from spiralpir.optimizer.service.pir_client import PirClient
@@ -44,7 +45,8 @@ def plan_demo() -> dict[str, Any] | None:
 def choose_build(work: Path) -> Path:
     """generated/demo when it matches the plan; otherwise a fresh generation under work/."""
     checked_in = codegen.DEFAULT_OUT / DEMO_NAME
-    _step(f"plan: {sampledb.SAMPLE_RECORDS} records x {sampledb.SAMPLE_RECORD_SIZE} bytes")
+    _step(f"plan: {sampledb.SAMPLE_RECORDS} records x {sampledb.SAMPLE_RECORD_SIZE} bytes "
+          f"(cost profile {Profile.load().describe()})")
     start = time.perf_counter()
     doc = plan_demo()
     if doc is None:

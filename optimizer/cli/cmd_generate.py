@@ -21,6 +21,7 @@ from spiralpir.optimizer.cli.plan_options import (
 )
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.models.bucket_layout import BucketLayout
+from spiralpir.optimizer.models.profile import Profile
 from spiralpir.optimizer.plan.batch_plan import plan_batch
 from spiralpir.optimizer.plan.planner import plan_json
 from spiralpir.optimizer.plan.space import OBJECTIVES
@@ -55,7 +56,8 @@ from spiralpir.optimizer.service.batch_server import BATCH_FILE
               help="Plan option. " + DB_RATIO_HELP)
 @click.option("--profile", "profile_path", type=click.Path(dir_okay=False, path_type=Path),
               default=None, help="Plan option: machine profile (spiralpir calibrate); default: "
-              "the shipped one.")
+              "the active one ($SPIRALPIR_PROFILE, else the calibrated one, else the shipped "
+              "one).")
 @click.option("--refresh-security", is_flag=True,
               help="Re-run the security estimator even if the document holds a report.")
 @click.option("--max-copies", type=click.IntRange(min=2), default=None, metavar="W",
@@ -114,11 +116,12 @@ def generate(
     else:
         if records is None or record_size is None:
             raise SpiralpirError("--records needs --record-size")
+        profile = Profile.load(profile_path)
         options: dict[str, object] = {
             k: v for k, v in (("variant", variant), ("objective", objective),
                               ("blocks", parse_blocks(blocks)),
                               ("min_security", min_security), ("max_db_ratio", max_db_ratio),
-                              ("profile", profile_path))
+                              ("profile", profile))
             if v is not None}
         options.update(caps(max_query_bytes, max_params_bytes, max_response_bytes))
         if batch is not None:
@@ -135,6 +138,8 @@ def generate(
     if write_batch_file(target, doc.get("batch")):
         files.append(BATCH_FILE)
     click.echo(f"generated {target}/ ({', '.join(files)})")
+    if params_file is None:
+        click.echo(f"planned with cost profile {profile.describe()}")
     click.echo(f"next: spiralpir build {target}")
 
 

@@ -26,6 +26,7 @@ from spiralpir.optimizer.cli.plan_options import (
 )
 from spiralpir.optimizer.cli.plan_text import render
 from spiralpir.optimizer.errors import SpiralpirError
+from spiralpir.optimizer.models.profile import Profile
 from spiralpir.optimizer.plan.batch_plan import plan_batch
 from spiralpir.optimizer.plan.planner import plan as make_plan
 from spiralpir.optimizer.plan.space import OBJECTIVES
@@ -50,7 +51,8 @@ from spiralpir.optimizer.plan.space import OBJECTIVES
 @click.option("--ring", type=click.Choice(["auto", "paper"]), default="auto", show_default=True,
               help="'paper' asks for SPIRAL's published ring (d=2048, q≈2^55.9, width 6.4).")
 @click.option("--profile", "profile_path", type=click.Path(dir_okay=False, path_type=Path),
-              default=None, help="Machine profile (spiralpir calibrate); default: shipped one.")
+              default=None, help="Machine profile (spiralpir calibrate); default: the active "
+              "one ($SPIRALPIR_PROFILE, else the calibrated one, else the shipped one).")
 @click.option("--cpu-price", type=click.FloatRange(min=0), default=None,
               help="$ per CPU-hour (default 0.0195).")
 @click.option("--egress-price", type=click.FloatRange(min=0), default=None,
@@ -77,7 +79,7 @@ def plan(records: str, record_size: str, variant: str, objective: str, blocks: s
     opts: dict[str, Any] = {
         "variant": variant, "objective": objective, "blocks": parse_blocks(blocks),
         "min_security": min_security,
-        "ring": ring, "profile": profile_path, "cpu_price": cpu_price,
+        "ring": ring, "profile": Profile.load(profile_path), "cpu_price": cpu_price,
         "egress_price": egress_price, "top": 1 if as_json else top, "explain": not as_json,
     }
     opts.update(caps(max_query_bytes, max_params_bytes, max_response_bytes))
@@ -94,8 +96,9 @@ def plan(records: str, record_size: str, variant: str, objective: str, blocks: s
         return
     pl = make_plan(parse_count(records, "--records"), parse_count(record_size, "--record-size"),
               **opts)
-    if as_json:
+    if as_json:  # exactly the plan document (machine output)
         click.echo(json.dumps(pl.to_json(), sort_keys=True, indent=2))
     else:
         click.echo(render(pl))
+        click.echo(f"cost profile: {opts['profile'].describe()}")
 

@@ -18,8 +18,12 @@ Owns the fitting of the cost model (cost.py) to this machine:
    * `ms`, `ms_wide` = median of (modswitch seconds − its NTT time) / its count, over the runs
      with fewer / with three or more CRT primes,
    * `parse` = median over the stream variants' runs of (expansion − its NTT time) / parse count,
-   * `decomp`, `compose`, `auto` = non-negative least squares (relative errors) of the expansion,
-     conversion, folding and packing seconds left after their NTT and mac time,
+   * `decomp` (two CRT primes or fewer), `decomp_wide` (three or more) = median over the
+     folding and packing stages of their seconds left after NTT and mac time per gadget digit
+     (the other without runs of one width); `auto` = median over the expansions of what is
+     left after their digits per automorphism coefficient, `tile` the same over the
+     conversions per query coefficient tiled; `compose` = 0 (the CRT composition is inside
+     each width's digit cost),
    * `stage_scale[s]` = median over sets of measured / predicted seconds of stage s (over the
      runs where stage s took at least MIN_SCALE_SECONDS, if any).
 The result is a `Profile` (CPU model, date, sources) written as JSON.
@@ -67,12 +71,28 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def run_arith_bench(exe: str | Path, min_time: str = "0.1", repetitions: int = 3
-                    ) -> dict[str, Any]:
-    """Run spiral_runtime_bench with JSON output; returns the parsed Google Benchmark report."""
+def fastest_path(exe: str | Path) -> str:
+    """The fastest kernel path spiral_runtime_bench has benchmarks for on this CPU (its
+    benchmark names list only the paths the CPU allows)."""
+    try:
+        proc = subprocess.run([str(exe), "--benchmark_list_tests=true"], capture_output=True,
+                              text=True, check=False, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise SpiralpirError(f"cannot run {exe}: {exc}") from exc
+    paths = {m.group(2) for line in proc.stdout.split() if (m := _NAME.match(line))}
+    if not paths:
+        raise SpiralpirError(f"{exe} lists no ntt/mul_add benchmarks")
+    return next((p for p in _PATH_ORDER if p in paths), sorted(paths)[0])
+
+
+def run_arith_bench(exe: str | Path, min_time: str = "0.1", repetitions: int = 3,
+                    path: str | None = None) -> dict[str, Any]:
+    """Run spiral_runtime_bench with JSON output; returns the parsed Google Benchmark report.
+    path: only that kernel path's NTT and multiply-add benchmarks (what kernel_costs uses)."""
+    kernels = "(ntt_forward|ntt_inverse|mul_add)/" + (f"{path}/" if path else "")
     cmd = [str(exe), "--benchmark_format=json", f"--benchmark_min_time={min_time}",
            f"--benchmark_repetitions={repetitions}",
-           "--benchmark_filter=(ntt_forward|ntt_inverse|mul_add|stream_read)/"]
+           f"--benchmark_filter=^({kernels}|stream_read/)"]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=900)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -177,21 +197,39 @@ def fit(kernel: Kernels, runs: Sequence[tuple[Parameters, dict[str, Any]]],
                / c["expansion"]["parse"] for p, c, st, _ in counts
                if c["expansion"]["auto"] == 0 and st.get("expansion", 0) > 0]
     parse = statistics.median(parsing) if parsing else 0.0
-    rows, rhs = [], []
+    def rest(p: Parameters, cc: dict[str, float], m: float) -> float:
+        """a stage's seconds left after its NTTs, multiply-adds and query parsing"""
+        return (m - cc.get("ntt", 0) * base.ntt(p.poly_len) - cc.get("mac", 0) * kernel.mac
+                - cc.get("parse", 0) * parse)
+
+    # a gadget digit's cost (by CRT width): median over the conversion, folding and packing
+    # stages of their rest per digit (robust to a disturbed run); then the automorphisms' from
+    # the expansion's rest after its digits
+    per_digit: dict[str, list[float]] = {"decomp": [], "decomp_wide": []}
     for p, c, st, _ in counts:
-        for stage in ("expansion", "conversion", "folding", "packing"):
-            m = float(st.get(stage, 0.0))
-            cc = c[stage]
-            if m <= 0 or cc.get("decomp", 0) + cc.get("auto", 0) <= 0:
-                continue
-            rest = m - cc.get("ntt", 0) * base.ntt(p.poly_len) - cc.get("mac", 0) * kernel.mac \
-                - cc.get("parse", 0) * parse
-            rows.append([cc.get("decomp", 0) / m, cc.get("compose", 0) / m,
-                         cc.get("auto", 0) / m])
-            rhs.append(rest / m)
-    dec, comp, aut = _nnls(np.array(rows), np.array(rhs))
-    prof = profile({"mac": kernel.mac, "decomp": dec, "compose": comp, "auto": aut,
-                    "parse": parse, "fd": fd, "fdout": fdout, "ms": ms, "ms_wide": ms_wide})
+        for stage in ("folding", "packing"):
+            m, cc = float(st.get(stage, 0.0)), c[stage]
+            for kind, vals in per_digit.items():
+                if m > 0 and cc.get(kind, 0) > 0:
+                    vals.append(max(0.0, rest(p, cc, m)) / cc[kind])
+    dec = statistics.median(per_digit["decomp"]) if per_digit["decomp"] else 0.0
+    dec_wide = statistics.median(per_digit["decomp_wide"]) if per_digit["decomp_wide"] else dec
+    dec = dec if per_digit["decomp"] else dec_wide
+    autos = [max(0.0, rest(p, c["expansion"], m) - c["expansion"].get("decomp", 0) * dec
+                 - c["expansion"].get("decomp_wide", 0) * dec_wide) / c["expansion"]["auto"]
+             for p, c, st, _ in counts
+             if (m := float(st.get("expansion", 0.0))) > 0 and c["expansion"].get("auto", 0) > 0]
+    aut = statistics.median(autos) if autos else 0.0
+    tiles = [max(0.0, rest(p, c["conversion"], m) - c["conversion"].get("decomp", 0) * dec
+                 - c["conversion"].get("decomp_wide", 0) * dec_wide) / c["conversion"]["tile"]
+             for p, c, st, _ in counts
+             if (m := float(st.get("conversion", 0.0))) > 0 and c["conversion"].get("tile", 0) > 0]
+    tile = statistics.median(tiles) if tiles else 0.0
+    comp = 0.0  # the CRT composition: inside each width's digit cost
+    prof = profile({"mac": kernel.mac, "decomp": dec, "decomp_wide": dec_wide,
+                    "compose": comp, "auto": aut, "parse": parse, "tile": tile, "fd": fd,
+                    "fdout": fdout,
+                    "ms": ms, "ms_wide": ms_wide})
     scale: dict[str, float] = {}
     for stage in STAGES:
         use = resident if stage == "first_dimension" else counts
@@ -205,9 +243,13 @@ def fit(kernel: Kernels, runs: Sequence[tuple[Parameters, dict[str, Any]]],
 
 def stage_times(rep: dict[str, Any]) -> dict[str, float]:
     """Per-stage seconds of a bench report: process CPU time (`stages_cpu`, robust on a shared
-    machine) when the driver reports it, else wall time (`stages`) scaled to the answer's
-    process CPU time (single thread). The variant drivers book packing inside `modswitch`;
-    their streaming timings give it apart."""
+    machine) when the driver reports it; the variant drivers' single-thread CPU figures split
+    by stage (_variant_cpu_stages); else wall time (`stages`) scaled to the answer's process
+    CPU time (single thread). The variant drivers book packing inside `modswitch`; their
+    streaming timings give it apart."""
+    cpu_split = _variant_cpu_stages(rep)
+    if cpu_split is not None:
+        return cpu_split
     st = {k: float(v) for k, v in (rep.get("stages_cpu") or rep["stages"]).items()}
     wall = sum(st.values())
     if not rep.get("stages_cpu") and rep.get("threads") == 1 and rep.get("server_cpu_seconds") \
@@ -224,6 +266,31 @@ def stage_times(rep: dict[str, Any]) -> dict[str, float]:
         st["packing"] = min(float(pk), st.get("modswitch", 0.0))
         st["modswitch"] = st.get("modswitch", 0.0) - st["packing"]
     return st
+
+
+def _variant_cpu_stages(rep: dict[str, Any]) -> dict[str, float] | None:
+    """The variant drivers' stages in process CPU seconds (single thread), from what they do
+    measure in CPU time: the whole answer, the prepared query's answer and its first dimension
+    (streaming); the one-time part (the answer less the prepared answer) and the rest of the
+    prepared answer are split by their wall times. None without those figures."""
+    stream = rep.get("streaming") or {}
+    keys = ("first_dimension_cpu_seconds", "per_database_cpu_seconds")
+    if (rep.get("stages_cpu") or rep.get("threads") != 1 or not rep.get("server_cpu_seconds")
+            or not all(stream.get(k) for k in keys) or not stream.get("stages")):
+        return None
+    wall, tail_wall = rep["stages"], stream["stages"]
+    per_db = float(stream["per_database_cpu_seconds"])
+    fd = min(float(stream["first_dimension_cpu_seconds"]), per_db)
+    one_time = max(0.0, float(rep["server_cpu_seconds"]) - per_db)
+
+    def split(total: float, parts: dict[str, float]) -> dict[str, float]:
+        w = sum(parts.values())
+        return {k: total * v / w if w > 0 else 0.0 for k, v in parts.items()}
+
+    return {**split(one_time, {s: float(wall[s]) for s in ("expansion", "conversion")}),
+            "first_dimension": fd,
+            **split(per_db - fd, {s: float(tail_wall.get(s, 0.0))
+                                  for s in ("folding", "packing", "modswitch")})}
 
 
 def measured_seconds(rep: dict[str, Any]) -> float:

@@ -35,7 +35,8 @@ from spiralpir.optimizer.build import builder
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.measure.bench import run_bench
 from spiralpir.optimizer.measure.calibrate import cpu_model, stage_times
-from spiralpir.optimizer.models.cost import STAGES, Profile, stage_seconds
+from spiralpir.optimizer.models.cost import STAGES, Profile, split_seconds
+from spiralpir.optimizer.models.parallel import wall_stage_seconds
 from spiralpir.optimizer.params.ci_twin import ci_literal
 from spiralpir.optimizer.params.parameters import Parameters
 from spiralpir.optimizer.plan.planner import plan_json
@@ -90,10 +91,11 @@ def instance_name(shape: Shape, variant: str) -> str:
 
 
 def prepare(shape: Shape, variant: str, work: Path, replan: bool = False,
-            targets: Sequence[str] = ("bench",)
+            targets: Sequence[str] = ("bench",), build_dir: Path | None = None
             ) -> tuple[builder.Instance, dict[str, Any]]:
-    """Plan, generate and build one suite member under `work`; returns (instance, literal).
-    A member generated earlier keeps its parameters (no rebuild) unless replan."""
+    """Plan, generate and build one suite member under `work` (built under build_dir, default
+    work/build); returns (instance, literal). A member generated earlier keeps its parameters
+    (no rebuild) unless replan."""
     name = instance_name(shape, variant)
     old = work / "generated" / name / "params.json"
     if old.is_file() and not replan:
@@ -103,7 +105,8 @@ def prepare(shape: Shape, variant: str, work: Path, replan: bool = False,
         doc = plan_json(shape.records, shape.record_size, variant=variant,
                         poly_lens=(shape.poly_len,), min_security=shape.min_security)
         src = codegen.generate(name, doc["params"], doc["estimate"], out_dir=work / "generated")
-    inst = builder.build(src, work / "build", show_progress=False, targets=list(targets))
+    inst = builder.build(src, build_dir or work / "build", show_progress=False,
+                         targets=list(targets))
     return inst, dict(doc["params"])
 
 
@@ -125,16 +128,19 @@ def commit() -> str:
 
 
 def measured_total(rep: dict[str, Any]) -> float:
-    """Single-thread seconds of the whole answer: process CPU time when reported."""
+    """Seconds of the whole answer: single-thread, the process CPU time when reported (robust
+    on a shared machine); at several threads the wall time."""
     if rep.get("threads") == 1 and rep.get("server_cpu_seconds"):
         return float(rep["server_cpu_seconds"])
+    if rep.get("threads", 1) != 1:
+        return float(rep["server_seconds"])
     return sum(stage_times(rep).values())
 
 
 def bench_min(inst: builder.Instance, ci: bool, trials: int, repeat: int,
-              max_db_gib: float) -> tuple[dict[str, Any], list[float]]:
+              max_db_gib: float, threads: int = 1) -> tuple[dict[str, Any], list[float]]:
     """The report with the smallest total over `repeat` bench processes, and every total."""
-    reps = [run_bench(inst, threads=1, trials=trials, ci=ci, max_db_gib=max_db_gib)
+    reps = [run_bench(inst, threads=threads, trials=trials, ci=ci, max_db_gib=max_db_gib)
             for _ in range(repeat)]
     bad = [r for r in reps if not r["correct"]]
     if bad:
@@ -152,26 +158,48 @@ def record(lit: dict[str, Any], rep: dict[str, Any], totals: list[float], comman
     }
 
 
+def repeated_folding(p: Parameters, rep: dict[str, Any]) -> bool:
+    """Whether a bench report's implicit database repeats folding indices (cost.db_reads):
+    one computation instance is larger than the process ever held (its peak memory)."""
+    if not rep.get("implicit_db") or not rep.get("peak_memory_bytes"):
+        return False
+    comp_instances = p.instances * (p.n * p.n if p.variant in ("pack", "stream_pack") else 1)
+    per_instance = float(rep["preprocessed_db_bytes"]) / comp_instances
+    return per_instance > float(rep["peak_memory_bytes"])
+
+
 def compare(p: Parameters, rep: dict[str, Any], profile: Profile) -> dict[str, Any]:
     """Predicted vs measured seconds per stage (the runtime books packing inside modswitch
-    unless its report gives packing apart) and in total."""
+    unless its report gives packing apart) and in total, at the report's thread count
+    (single-thread: CPU seconds; several threads: wall seconds)."""
     implicit = bool(rep.get("implicit_db"))
-    pred = stage_seconds(p, profile, implicit)
-    meas = stage_times(rep)
+    threads = int(rep.get("threads", 1))
+    pred = wall_stage_seconds(p, profile, threads, implicit, repeated_folding(p, rep))
+    meas = stage_times(rep) if threads == 1 else {k: float(v) for k, v in rep["stages"].items()}
     if "packing" not in meas:
         pred = {**pred, "modswitch": pred["modswitch"] + pred["packing"], "packing": 0.0}
     stages = {s: (pred.get(s, 0.0), meas.get(s, 0.0)) for s in STAGES
               if pred.get(s, 0.0) > 0 or meas.get(s, 0.0) > 0}
     total_pred = sum(pred.values())
     total_meas = measured_total(rep)
-    return {"stages": stages, "total": (total_pred, total_meas), "ratio": total_pred / total_meas,
-            "implicit_db": implicit}
+    out = {"stages": stages, "total": (total_pred, total_meas), "ratio": total_pred / total_meas,
+           "implicit_db": implicit, "threads": threads}
+    # the prepared-query path: one prepare, then answers per database (bench's "streaming")
+    stream = rep.get("streaming") or {}
+    one_time, per_db = split_seconds(pred)
+    per_db_meas = stream.get("per_database_cpu_seconds") if threads == 1 else None
+    per_db_meas = per_db_meas or stream.get("per_database_seconds")
+    if per_db_meas:
+        out["per_database"] = (per_db, float(per_db_meas))
+    if stream.get("prepare_seconds"):
+        out["prepare"] = (one_time, float(stream["prepare_seconds"]))
+    return out
 
 
 def format_comparison(name: str, p: Parameters, cmp: dict[str, Any]) -> str:
     tp, tm = cmp["total"]
     lines = [f"{name}: d={p.poly_len} n={p.n} nu=({p.nu_1},{p.nu_2}) inst={p.instances} "
-             f"records={p.records}x{p.record_size}B"
+             f"records={p.records}x{p.record_size}B, {cmp.get('threads', 1)} thread(s)"
              + (" [implicit db]" if cmp["implicit_db"] else "")]
     for stage, (a, b) in cmp["stages"].items():
         ratio = f"{a / b:6.2f}" if b > 0 else "     -"
@@ -183,7 +211,7 @@ def format_comparison(name: str, p: Parameters, cmp: dict[str, Any]) -> str:
 
 def run_suite(shapes: Sequence[Shape], variants: Sequence[str], work: Path, *, ci: bool,
               trials: int, repeat: int, max_db_gib: float, log: Callable[[str], None],
-              replan: bool = False, label: str = ""
+              replan: bool = False, label: str = "", threads: int = 1
               ) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
     """(name, literal, record) of every (shape, variant): the CI twins when ci, else full size.
     Members the planner cannot plan (e.g. no secure ring of that degree) are reported and
@@ -203,15 +231,17 @@ def run_suite(shapes: Sequence[Shape], variants: Sequence[str], work: Path, *, c
             load = loadavg()
             log(f"{name}: benchmarking {'CI twin' if ci else 'full size'} (load {load}) ...")
             try:
-                rep, totals = bench_min(inst, ci, trials, repeat, max_db_gib)
+                rep, totals = bench_min(inst, ci, trials, repeat, max_db_gib, threads)
             except SpiralpirError as exc:
                 log(f"{name}: skipped ({str(exc).splitlines()[0]})")
                 continue
-            cmd = (f"{inst.ci_bench if ci else inst.bench} --json --threads 1 --trials {trials} "
+            cmd = (f"{inst.ci_bench if ci else inst.bench} --json --threads {threads} "
+                   f"--trials {trials} "
                    f"--max-db-gib {max_db_gib} (minimum of {repeat} runs)")
             out.append((name, lit, record(lit, rep, totals, cmd, load)))
             # kept for re-fits: runs/ci, runs/full (validation), runs/<label>
-            store(out[-1:], work / "runs" / (label or ("ci" if ci else "full")))
+            kind = label or ("ci" if ci else "full") + (f"_t{threads}" if threads > 1 else "")
+            store(out[-1:], work / "runs" / kind)
     return out
 
 

@@ -11,15 +11,18 @@ plan/evaluate.py and the search's lower bounds) and on scalars (`stage_op_counts
 Operations (units):
   ntt     one forward or inverse NTT of one residue polynomial (cost per poly_len)
   mac     one modular multiply-add of one coefficient residue (NTT domain)
-  decomp  one gadget digit of one coefficient residue (extract, lift)
+  decomp  one gadget digit of one coefficient residue (extract, lift), q < 2^64
+  decomp_wide  the same for three or more CRT primes (q > 2^64: 128-bit digits)
   compose one coefficient of a polynomial to decompose, per squared residue count (CRT
           composition: L² work per coefficient; nothing to compose for one prime but the
           centring)
   auto    one automorphism-permuted / added coefficient residue
   parse   one query coefficient residue read (bit unpacking) and one sampled from its seed
   fd      one first-dimension multiply-accumulate (a database word × a ciphertext row), compute
-  fdout   one first-dimension query/output coefficient residue (query reorientation, the
-          reduction and store of each accumulated output)
+  fdout   one first-dimension output coefficient residue (the reduction and store of each
+          accumulated output)
+  tile    one first-dimension query coefficient residue laid out in the kernel's order
+          (FirstDim::tile, when the query is prepared)
   ms      one modulus-switched coefficient (CRT compose + two roundings), q < 2^64
   ms_wide the same for three or more CRT primes (q > 2^64 with the planner's primes below
           2^30: the runtime's 128-bit path, an order of magnitude slower)
@@ -39,12 +42,16 @@ first_dim.hpp, prepared.hpp, server.hpp), stage names as its timings:
                  compose 2L²d, mac (n+1)(n+2)·t_conv·L·d]; the 2^nu_1 term is absent for the
                  stream variants with n = 1 computation matrices (stream_pack, stream with
                  n = 1: noise.direct_first — the client encrypts the first-dimension cts under
-                 the computation secret, no ScalToMat; parsing them costs the same NTTs)
+                 the computation secret, no ScalToMat; parsing them costs the same NTTs);
+                 then the tiling of the 2^nu_1 first-dimension query matrices: tile
+                 2^nu_1·(n+1)·n·d·L
   first_dimension max(compute, memory): compute = fd · inst·2^(nu_1+nu_2)·n²·d·L·(n+1)
-                 + fdout · (inst·2^nu_2 + 2^nu_1)·(n+1)·n·d·L;
+                 + fdout · inst·2^nu_2·(n+1)·n·d·L;
                  memory = preprocessed database bytes (4·inst·2^(nu_1+nu_2)·n²·d·L) / the
-                 profile's single-thread streaming read bandwidth, when the database is larger
-                 than the last-level cache (else it stays cache resident between queries)
+                 profile's single-thread read bandwidth (calibration: the kernel's own rate on
+                 a database far larger than the cache), when the database is larger than the
+                 last-level cache (else it stays cache resident between queries; the bench
+                 drivers' implicit database: its distinct part, at least 1 GiB, decides)
   folding        inst·(2^nu_2 − 1) · [ntt (n+1)n(1+t_gsw)L, decomp (n+1)n·t_gsw·L·d,
                  compose (n+1)n·L²d, mac (n+1)²n·t_gsw·L·d]
   packing        (pack variants) per response instance: ntt n²(t_conv+1)L, decomp n²·t_conv·L·d,
@@ -53,7 +60,8 @@ first_dim.hpp, prepared.hpp, server.hpp), stage names as its timings:
 where n and inst are the computation's (pack: n = 1 over inst·n² sub-databases). Each stage's
 seconds = stage_scale[stage] × Σ count·cost (stage_scale, default 1, is fitted by calibration
 against measured stage timings; the runtime books packing inside its `modswitch` timing).
-Predictions are single-thread CPU seconds.
+Predictions are single-thread CPU seconds; models/parallel.py turns them into wall seconds at
+T threads (each stage's parallel jobs and the profile's measured thread scaling).
 
 Streaming (a query prepared once, then answered against a sequence of databases; the runtime's
 server_prepare / server_answer_prepared, every variant): the ONE_TIME_STAGES (query parse and
@@ -79,7 +87,8 @@ from spiralpir.optimizer.params.parameters import Parameters
 
 __all__ = ["ONE_TIME_STAGES", "PER_DATABASE_STAGES", "STAGES", "OPS", "Profile", "Prices"]
 
-OPS = ("ntt", "mac", "decomp", "compose", "auto", "parse", "fd", "fdout", "ms", "ms_wide")
+OPS = ("ntt", "mac", "decomp", "decomp_wide", "compose", "auto", "parse", "tile", "fd", "fdout",
+       "ms", "ms_wide")
 
 # Prices of the SPIRAL paper (AWS, 2022): $0.0195 per CPU-hour, $0.09 per GB egress.
 CPU_DOLLARS_PER_HOUR = 0.0195
@@ -127,7 +136,7 @@ def op_counts(variant: str, d: int, L: int, n: int, nu1: int, nu2: int, inst: in
                 "compose": zero + inst * n * n * L * L * d,
                 "mac": inst * (n + 1) * n * n * tc * L * d} if pack else
                {"ntt": zero, "decomp": zero, "compose": zero, "mac": zero})
-    return {
+    out = {
         "expansion": {"ntt": exp_l["ntt"] + exp_r["ntt"] + query_polys * L,
                       "mac": exp_l["mac"] + exp_r["mac"],
                       "decomp": exp_l["decomp"] + exp_r["decomp"],
@@ -139,9 +148,10 @@ def op_counts(variant: str, d: int, L: int, n: int, nu1: int, nu2: int, inst: in
             "decomp": (a_conv * tc + digits * 2 * tc) * L * d,
             "compose": (a_conv + 2 * digits) * L * L * d,
             "mac": (a_conv * (nc + 1) * nc + digits * (nc + 1) * (nc + 2)) * tc * L * d,
+            "tile": zero + a * (nc + 1) * nc * d * L,
         },
         "first_dimension": {"fd": zero + inst_c * 2.0 ** (nu1 + nu2) * nc * nc * d * L * (nc + 1),
-                            "fdout": zero + (inst_c * 2.0**nu2 + a) * (nc + 1) * nc * d * L},
+                            "fdout": zero + inst_c * 2.0**nu2 * (nc + 1) * nc * d * L},
         "folding": {"ntt": folds * (nc + 1) * nc * (1 + tg) * L,
                     "decomp": folds * (nc + 1) * nc * tg * L * d,
                     "compose": zero + folds * (nc + 1) * nc * L * L * d,
@@ -151,6 +161,11 @@ def op_counts(variant: str, d: int, L: int, n: int, nu1: int, nu2: int, inst: in
                       "ms": zero + (0 if L >= 3 else inst * (n + 1) * n * d),
                       "ms_wide": zero + (inst * (n + 1) * n * d if L >= 3 else 0)},
     }
+    for ops in out.values():  # three or more primes: the 128-bit digits
+        if "decomp" in ops:
+            ops["decomp_wide"] = ops["decomp"] if L >= 3 else zero
+            ops["decomp"] = zero if L >= 3 else ops["decomp"]
+    return out
 
 
 def db_bytes(d: int, L: int, n: int, nu1: int, nu2: int, inst: int) -> float:
@@ -191,18 +206,40 @@ def params_db_bytes(p: Parameters) -> float:
     return db_bytes(p.poly_len, len(p.moduli), p.n, p.nu_1, p.nu_2, p.instances)
 
 
-def stage_seconds(p: Parameters, profile: Profile, implicit_db: bool = False
-                  ) -> dict[str, float]:
-    """Predicted single-thread seconds of every server stage. implicit_db: the database is the
-    bench drivers' implicit one (≥ 1 GiB of distinct data addressed cyclically)."""
+def db_reads(p: Parameters, implicit_db: bool = False, repeated_folding: bool = False
+             ) -> tuple[float, float]:
+    """(distinct bytes, bytes read from memory) of one first dimension. implicit_db: the bench
+    drivers' implicit database (≥ 1 GiB of distinct data addressed cyclically); repeated_folding:
+    one of its instances alone exceeds the drivers' memory budget, so it repeats folding
+    indices (j mod phys_j, phys_j the smallest power of two holding 1 GiB): within an
+    L1-sized pass over i the task reads only the phys_j distinct blocks from memory, the
+    repeats from cache (bench_report.hpp implicit_db_layout, first_dim.hpp task_avx512)."""
     streamed = params_db_bytes(p)
-    distinct = min(streamed, IMPLICIT_DB_MIN_DISTINCT) if implicit_db else streamed
-    secs = seconds_of_counts(_counts_of(p), p.poly_len, profile, streamed, distinct)
+    if not implicit_db:
+        return streamed, streamed
+    if not repeated_folding:
+        return min(streamed, IMPLICIT_DB_MIN_DISTINCT), streamed
+    pack = p.variant in ("pack", "stream_pack")
+    folds = 1 << p.nu_2
+    per_j = streamed / (p.instances * (p.n * p.n if pack else 1)) / folds
+    phys_j = 1
+    while phys_j < folds and per_j * phys_j < IMPLICIT_DB_MIN_DISTINCT:
+        phys_j *= 2
+    return per_j * phys_j, streamed * phys_j / folds
+
+
+def stage_seconds(p: Parameters, profile: Profile, implicit_db: bool = False,
+                  repeated_folding: bool = False) -> dict[str, float]:
+    """Predicted single-thread seconds of every server stage. implicit_db, repeated_folding:
+    the bench drivers' implicit database (db_reads)."""
+    distinct, memory = db_reads(p, implicit_db, repeated_folding)
+    secs = seconds_of_counts(_counts_of(p), p.poly_len, profile, memory, distinct)
     return {k: float(v) for k, v in secs.items()}
 
 
-def server_seconds(p: Parameters, profile: Profile, implicit_db: bool = False) -> float:
-    return sum(stage_seconds(p, profile, implicit_db).values())
+def server_seconds(p: Parameters, profile: Profile, implicit_db: bool = False,
+                   repeated_folding: bool = False) -> float:
+    return sum(stage_seconds(p, profile, implicit_db, repeated_folding).values())
 
 
 def split_seconds(secs: dict[str, Any]) -> tuple[Any, Any]:

@@ -3,13 +3,21 @@
 A profile (`profiles/*.json`, package data; written by `spiralpir calibrate` from the runtime's
 own microbenchmarks and bench stage timings) gives the seconds of one NTT per ring size and of
 every other operation the cost model counts (models/cost.py), plus optional per-stage scales,
-the single-thread read bandwidth and the last-level cache size.
+the single-thread read bandwidth of the first dimension, the last-level cache size, and how
+the machine scales with threads (`threads`: per thread count, the slowdown of each thread's
+compute when that many run at once and the read bandwidth they reach together).
+
+The ACTIVE profile (`Profile.load()` with no path, what the planner, `bench`, `serve` and the
+CLI use unless given one): $SPIRALPIR_PROFILE (a file, or `default` for the shipped one), else
+the one `spiralpir calibrate` wrote for this user ($XDG_CONFIG_HOME/spiralpir/profile.json,
+~/.config/spiralpir/profile.json without XDG_CONFIG_HOME), else the shipped default.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -22,8 +30,23 @@ from spiralpir.optimizer.errors import SpiralpirError
 ONE_TIME_STAGES = ("expansion", "conversion")  # server_prepare: once per (streamed) query
 PER_DATABASE_STAGES = ("first_dimension", "folding", "packing", "modswitch")  # answer_prepared
 STAGES = ONE_TIME_STAGES + PER_DATABASE_STAGES
-_FITTED = ("mac", "decomp", "compose", "auto", "parse", "fd", "fdout", "ms", "ms_wide")
-_OPTIONAL = ("compose", "parse", "fdout", "ms_wide")  # absent from older profiles: 0
+_FITTED = ("mac", "decomp", "decomp_wide", "compose", "auto", "parse", "tile", "fd", "fdout",
+           "ms", "ms_wide")
+_OPTIONAL = ("compose", "parse", "tile", "fdout", "ms_wide")  # absent from older profiles: 0
+_WIDE = {"decomp_wide": "decomp"}  # absent from older profiles: the narrow cost
+PROFILE_ENV = "SPIRALPIR_PROFILE"
+SHIPPED = "default"  # $SPIRALPIR_PROFILE value naming the shipped profile
+
+
+@dataclass(frozen=True)
+class ThreadScaling:
+    """How T threads at once run on this machine: each thread's compute takes `slowdown` times
+    its single-thread time (shared caches, clocks; >= 1 on an idle machine), and the first
+    dimension's threads together read `read_bytes_per_second` (0: T times the single-thread
+    figure)."""
+
+    slowdown: float = 1.0
+    read_bytes_per_second: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -39,6 +62,18 @@ class Profile:
     cache_bytes: float = 0.0  # last-level cache; databases up to this size stay resident
     source: str = ""
     path: str = ""
+    threads: dict[int, ThreadScaling] = field(default_factory=dict)  # T >= 2 -> scaling
+
+    def scaling(self, t: int) -> ThreadScaling:
+        """The scaling at t threads: measured, else the nearest measured count below it (the
+        machine's core count bounds what calibration can measure), else none."""
+        below = [k for k in self.threads if k <= t]
+        return self.threads[max(below)] if below else ThreadScaling()
+
+    def describe(self) -> str:
+        """Which profile this is, for the user: where it came from, its CPU and date."""
+        where = "shipped default" if self.path in ("", SHIPPED_PATH) else self.path
+        return f"{where} ({self.cpu_model}, {self.date})"
 
     def ntt(self, d: int) -> float:
         if d in self.ntt_seconds:
@@ -53,6 +88,8 @@ class Profile:
     def op_cost(self, op: str, d: int) -> float:
         if op == "ntt":
             return self.ntt(d)
+        if op in _WIDE and op not in self.op_seconds:
+            op = _WIDE[op]
         return self.op_seconds.get(op, 0.0) if op in _OPTIONAL else self.op_seconds[op]
 
     @classmethod
@@ -63,13 +100,17 @@ class Profile:
                 cpu_model=str(doc["cpu_model"]),
                 date=str(doc["date"]),
                 ntt_seconds={int(k): float(v) for k, v in doc["ntt_seconds"].items()},
-                op_seconds={k: float(ops.get(k, 0.0) if k in _OPTIONAL else ops[k])
+                op_seconds={k: float(ops.get(k, 0.0) if k in _OPTIONAL
+                                     else ops.get(k, ops[_WIDE[k]]) if k in _WIDE else ops[k])
                             for k in _FITTED},
                 stage_scale={k: float(v) for k, v in doc.get("stage_scale", {}).items()},
                 read_bytes_per_second=float(doc.get("read_bytes_per_second", 0.0)),
                 cache_bytes=float(doc.get("cache_bytes", 0.0)),
                 source=str(doc.get("source", "")),
                 path=path,
+                threads={int(k): ThreadScaling(float(v.get("slowdown", 1.0)),
+                                               float(v.get("read_bytes_per_second", 0.0)))
+                         for k, v in doc.get("threads", {}).items()},
             )
         except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
             # AttributeError: a section that is not an object; OverflowError: an integer
@@ -80,13 +121,20 @@ class Profile:
                    **{f"op_seconds.{k}": v for k, v in prof.op_seconds.items()},
                    **{f"stage_scale.{k}": v for k, v in prof.stage_scale.items()},
                    "read_bytes_per_second": prof.read_bytes_per_second,
-                   "cache_bytes": prof.cache_bytes}
+                   "cache_bytes": prof.cache_bytes,
+                   **{f"threads.{k}.slowdown": v.slowdown for k, v in prof.threads.items()},
+                   **{f"threads.{k}.read_bytes_per_second": v.read_bytes_per_second
+                      for k, v in prof.threads.items()}}
         for name, v in numbers.items():
             if not (math.isfinite(v) and v >= 0):
                 raise SpiralpirError(f"machine profile {path or '(dict)'}: {name} = {v} must be "
                                      "a finite number >= 0")
         if not prof.ntt_seconds:
             raise SpiralpirError(f"machine profile {path}: 'ntt_seconds' is empty")
+        bad = [k for k in prof.threads if k < 2]
+        if bad:
+            raise SpiralpirError(f"machine profile {path or '(dict)'}: threads.{bad[0]}: thread "
+                                 "counts start at 2")
         unknown = sorted(set(prof.stage_scale) - set(STAGES))
         if unknown:
             raise SpiralpirError(f"machine profile {path}: unknown stage {unknown[0]!r}")
@@ -102,19 +150,62 @@ class Profile:
             "stage_scale": dict(sorted(self.stage_scale.items())),
             "read_bytes_per_second": self.read_bytes_per_second,
             "cache_bytes": self.cache_bytes,
+            "threads": {str(k): {"slowdown": v.slowdown,
+                                 "read_bytes_per_second": v.read_bytes_per_second}
+                        for k, v in sorted(self.threads.items())},
         }
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> Profile:
-        """Load a profile file; None -> the shipped default (models/profiles/default.json)."""
+        """Load a profile file; None -> the active profile (module docstring)."""
         if path is None:
-            return _default_profile()
-        return cls.from_dict(read_json_object(path, "machine profile"), str(path))
+            path = active_profile_path()
+            if path is None:
+                return cls.shipped()
+        p = Path(path)
+        try:
+            st = p.stat()
+        except OSError:
+            st = None
+        if st is None:  # read_json_object names the problem
+            return cls.from_dict(read_json_object(p, "machine profile"), str(p))
+        return _load_file(str(p), st.st_mtime_ns, st.st_size)
+
+    @classmethod
+    def shipped(cls) -> Profile:
+        """The shipped default profile (models/profiles/default.json)."""
+        return _default_profile()
+
+
+SHIPPED_PATH = "profiles/default.json"
+
+
+def user_profile_path() -> Path:
+    """Where `spiralpir calibrate` writes this user's profile (XDG base directories)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "spiralpir" / "profile.json"
+
+
+def active_profile_path() -> Path | None:
+    """The active profile's file, None for the shipped default (module docstring)."""
+    env = os.environ.get(PROFILE_ENV, "").strip()
+    if env:
+        return None if env == SHIPPED else Path(env)
+    user = user_profile_path()
+    return user if user.is_file() else None
+
+
+@cache
+def _load_file(path: str, mtime_ns: int, size: int) -> Profile:
+    """A profile file, read once per version (the planner asks for it on every plan and keys
+    its caches by the profile object)."""
+    del mtime_ns, size  # cache key only: a rewritten file is read again
+    return Profile.from_dict(read_json_object(path, "machine profile"), path)
 
 
 @cache
 def _default_profile() -> Profile:
     """The shipped profile, read once (the planner asks for it on every plan)."""
-    shipped = resources.files("spiralpir.optimizer.models").joinpath("profiles/default.json")
+    shipped = resources.files("spiralpir.optimizer.models").joinpath(SHIPPED_PATH)
     text = shipped.read_text()
-    return Profile.from_dict(json.loads(text), "profiles/default.json")
+    return Profile.from_dict(json.loads(text), SHIPPED_PATH)

@@ -39,6 +39,7 @@ from spiralpir.optimizer.service.binding import (
 )
 from spiralpir.optimizer.service.http_api import API_VERSION, client_id_of
 from spiralpir.optimizer.service.progress_lines import ProgressLines
+from spiralpir.optimizer.service.served_estimate import served_estimate
 from spiralpir.optimizer.service.sessions import StreamSession, StreamSessions, UnknownStream
 
 
@@ -424,6 +425,7 @@ class PirServer:
                 "query_bytes": self.query_bytes,
             },
             "stages": self.lib.stage_names,
+            "estimate": served_estimate(self.build.params, self.threads),
         }
         if self.streaming:
             out["stream"] = {

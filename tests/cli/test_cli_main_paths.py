@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 from cli_run import run_cli
 from spiralpir.optimizer.cli import cmd_demo
+from spiralpir.optimizer.models.parallel import wall_seconds
 from spiralpir.optimizer.models.profile import Profile
+from spiralpir.optimizer.params.ci_twin import ci_literal
 from spiralpir.optimizer.params.parameters import Parameters
 from spiralpir.optimizer.plan.planner import ESTIMATE_KEYS
 
@@ -63,16 +65,16 @@ def test_sample_db_file_and_blocks(tmp_path: Path, monkeypatch: Mp, capsys: Cap)
 
 
 def test_calibrate_validates_saved_runs(monkeypatch: Mp, capsys: Cap) -> None:
-    res = run_cli(monkeypatch, capsys, "calibrate", "--validate", "--compare", str(TIMING))
+    res = run_cli(monkeypatch, capsys, "calibrate", "--suite", f"validate,compare={TIMING}")
     assert res.code == 0, res.err
     runs = len(list(TIMING.glob("*.json")))
-    assert f"/{runs} within ±25%" in res.out
+    assert f"/{runs} within ±20%" in res.out
     assert res.out.count("TOTAL") == runs
 
 
 def test_calibrate_fits_a_saved_run(tmp_path: Path, monkeypatch: Mp, capsys: Cap) -> None:
     """A profile from a saved bench run and a microbenchmark report, loadable by the planner."""
-    doc = json.loads((TIMING / "val_spiral_2e16x1kb.json").read_text())
+    doc = json.loads((TIMING / "spiral_2e20x256b_t1.json").read_text())
     (tmp_path / "params.json").write_text(json.dumps({"params": doc["params"]}))
     (tmp_path / "report.json").write_text(json.dumps(doc["bench"]))
     rows = [{"name": f"{kind}/avx512/{d}/28", "run_type": "iteration", "cpu_time": 1.2 * d,
@@ -84,9 +86,9 @@ def test_calibrate_fits_a_saved_run(tmp_path: Path, monkeypatch: Mp, capsys: Cap
               "real_time": 1.0, "time_unit": "ns", "bytes_per_second": 1.2e10}]
     (tmp_path / "arith.json").write_text(json.dumps({"benchmarks": rows}))
     out = tmp_path / "profile.json"
-    res = run_cli(monkeypatch, capsys, "calibrate", "--run", str(tmp_path / "params.json"),
-                  str(tmp_path / "report.json"), "--arith-json", str(tmp_path / "arith.json"),
-                  "--out", str(out))
+    res = run_cli(monkeypatch, capsys, "calibrate", "--suite",
+                  f"run={tmp_path / 'params.json'}:{tmp_path / 'report.json'},"
+                  f"arith-json={tmp_path / 'arith.json'}", "--out", str(out))
     assert res.code == 0, res.err
     prof = Profile.load(out)
     assert prof.read_bytes_per_second == 1.2e10
@@ -106,6 +108,18 @@ def test_build_bench_and_demo(monkeypatch: Mp, capsys: Cap) -> None:
     assert res.code == 0, res.err
     report = json.loads(res.out)
     assert report["correct"] is True and report["server_seconds"] > 0
+    # the active profile's prediction for the threads used (the tests run on the shipped one)
+    lit = ci_literal(json.loads((DEMO / "params.json").read_text())["params"])
+    assert report["predicted_server_seconds"] == pytest.approx(
+        wall_seconds(Parameters.from_literal(lit), Profile.shipped(), 1))
+    assert report["profile"] == Profile.shipped().describe()
+    res = run_cli(monkeypatch, capsys, "bench", str(DEMO), "--ci", "--trials", "1",
+                  "--threads", "2")
+    assert res.code == 0, res.err
+    assert "predicted vs measured (wall seconds, 2 thread(s); profile shipped default" in res.out
+    assert "first_dimension" in res.out.split("predicted vs measured")[1]
+    # expansion ... modswitch, TOTAL (spiral: no packing), prepare, per database
+    assert res.out.count("ratio") == 8 and "per database" in res.out
     checked_in = json.loads((DEMO / "params.json").read_text())
     monkeypatch.setattr(cmd_demo, "plan_demo", lambda: checked_in)
     res = run_cli(monkeypatch, capsys, "demo", "--queries", "2", "--threads", "1", "--seed", "3")

@@ -69,4 +69,5 @@ def test_plan_json_shape_and_paper_ring_note() -> None:
                                          "--ring", "paper", "--top", "2"])
     assert text.exit_code == 0, text.output
     assert "124" in text.output and "next-best alternatives" in text.output
+    assert "cost profile: shipped default" in text.output  # the profile it planned with
     assert "binding constraints" in text.output

@@ -186,6 +186,7 @@ def test_cli_plan_and_generate(tmp_path: Path) -> None:
     gen = runner.invoke(generate_cmd, [*args, "--objective", "stream", "--blocks", "64",
                                        "--name", "st_twin", "--out", out])
     assert gen.exit_code == 0, gen.output
+    assert "planned with cost profile shipped default" in gen.output
     saved = json.loads((tmp_path / "st_twin" / "params.json").read_text())
     assert saved["params"] == doc["params"]
     assert math.isclose(saved["estimate"]["per_database_seconds"], e["per_database_seconds"],

@@ -14,6 +14,9 @@ import pytest
 import requests
 from service_helpers import CLI, DEMO, ServerProcess
 from spiralpir.optimizer.build import builder
+from spiralpir.optimizer.models.parallel import wall_seconds
+from spiralpir.optimizer.models.profile import Profile
+from spiralpir.optimizer.params.parameters import Parameters
 from spiralpir.optimizer.service import sample_db as sampledb
 from spiralpir.optimizer.service.binding import Build, ClientKeys
 from spiralpir.optimizer.service.http_api import CLIENT_HEADER
@@ -123,6 +126,11 @@ def test_hostile_input_gets_4xx_and_server_survives(server: ServerProcess,
     info = requests.get(url + "/v1/params", timeout=30).json()
     assert info["build"] == "demo" and info["num_records"] == sampledb.SAMPLE_RECORDS
     assert info["sizes"]["query_bytes"] == len(query)
+    # the active profile's estimate (the shipped one under the tests) at the server's threads
+    est = info["estimate"]
+    assert est["profile"] == Profile.shipped().describe() and est["threads"] == 2
+    demo = Parameters.from_literal(json.loads((DEMO / "params.json").read_text())["params"])
+    assert est["server_seconds"] == pytest.approx(wall_seconds(demo, Profile.shipped(), 2))
 
 
 def test_restart_maps_the_saved_preprocessed_file(server: ServerProcess, workdir: Path,

@@ -1,0 +1,82 @@
+"""Thread scaling and the first dimension's read bandwidth from benchmark runs -> a Profile's
+`threads` and `read_bytes_per_second` (models/profile.py, models/parallel.py).
+
+* The first dimension's single-thread read bandwidth: preprocessed database bytes over the
+  first-dimension seconds of the 1-thread runs whose database is far larger than the last-level
+  cache (the kernel's own streaming rate, not a microbenchmark's), the fastest such run.
+* slowdown(T): each run measured at 1 and at T threads (wall, the minimum of repeats stage by
+  stage): Σ wall_T / Σ wall_1 × parallel_fraction(stage, T) over the stages bound by compute
+  (the first dimension too when its database stays cache resident), pooled over the runs,
+  within [1, T].
+* read_bytes_per_second at T: preprocessed bytes over the T-thread first-dimension seconds of
+  the runs whose database is far larger than the cache, the fastest such run (at least the
+  single-thread figure).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from spiralpir.optimizer.models.cost import STAGES, Profile, params_db_bytes
+from spiralpir.optimizer.models.parallel import parallel_fraction, stage_jobs
+from spiralpir.optimizer.models.profile import ThreadScaling
+from spiralpir.optimizer.params.parameters import Parameters
+
+# a database this many times the last-level cache is read from memory: its first dimension
+# measures the read bandwidth
+MEMORY_BOUND_FACTOR = 4.0
+
+
+def wall_stages(rep: dict[str, Any]) -> dict[str, float]:
+    """Wall seconds per stage of a bench report (pack variants: packing inside modswitch)."""
+    return {k: float(v) for k, v in rep["stages"].items()}
+
+
+def memory_bound(p: Parameters, profile: Profile) -> bool:
+    return (profile.cache_bytes > 0
+            and params_db_bytes(p) > MEMORY_BOUND_FACTOR * profile.cache_bytes)
+
+
+def kernel_read_bandwidth(runs: Sequence[tuple[Parameters, dict[str, Any]]], cache_bytes: float,
+                          fd_seconds: Any) -> float:
+    """The fastest first-dimension read rate (bytes/s) over the single-thread runs whose
+    database is far larger than the cache; 0 if none. fd_seconds(report) -> seconds."""
+    rates = [params_db_bytes(p) / secs for p, rep in runs
+             if cache_bytes > 0 and params_db_bytes(p) > MEMORY_BOUND_FACTOR * cache_bytes
+             and not rep.get("implicit_db") and (secs := fd_seconds(rep)) > 0]
+    return max(rates, default=0.0)
+
+
+def fit_threads(profile: Profile,
+                runs: Sequence[tuple[Parameters, dict[str, Any], dict[str, Any]]]) -> Profile:
+    """The profile with `threads` fitted from (params, 1-thread report, T-thread report)
+    triples (module docstring); T is each T-thread report's `threads`."""
+    by_t: dict[int, list[tuple[Parameters, dict[str, Any], dict[str, Any]]]] = {}
+    for p, one, many in runs:
+        if int(many["threads"]) >= 2:
+            by_t.setdefault(int(many["threads"]), []).append((p, one, many))
+    out = dict(profile.threads)
+    for t, group in sorted(by_t.items()):
+        num = den = 0.0
+        rates = []
+        for p, one, many in group:
+            w1, wt = wall_stages(one), wall_stages(many)
+            jobs = stage_jobs(p, profile)
+            mem = memory_bound(p, profile)
+            if mem and wt.get("first_dimension", 0) > 0:
+                rates.append(params_db_bytes(p) / wt["first_dimension"])
+            for s in STAGES:
+                if s not in w1 or s not in wt or (mem and s == "first_dimension"):
+                    continue
+                frac = parallel_fraction(jobs[s] + (jobs["packing"] if s == "modswitch" else []), t)
+                num += wt[s]
+                den += w1[s] * frac
+        # on an idle machine a thread is not faster beside others than alone, nor T threads
+        # slower than one, and T threads read at least as fast as one: outside these bounds
+        # the runs were disturbed (a shared machine)
+        slowdown = min(float(t), max(1.0, num / den)) if den > 0 else 1.0
+        bw = max(rates, default=0.0)
+        out[t] = ThreadScaling(slowdown, max(bw, profile.read_bytes_per_second) if bw else 0.0)
+    return replace(profile, threads=out)

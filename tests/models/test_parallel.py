@@ -1,0 +1,149 @@
+"""The multi-thread wall-time model (models/parallel.py): greedy replay of the runtime's
+parallel jobs, the stages' parallel structure, the thread scaling of a profile."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from spiralpir.optimizer.models.cost import STAGES, db_reads, params_db_bytes, stage_seconds
+from spiralpir.optimizer.models.parallel import (
+    makespan,
+    parallel_fraction,
+    stage_jobs,
+    wall_stage_seconds,
+)
+from spiralpir.optimizer.models.profile import Profile, ThreadScaling
+from spiralpir.optimizer.params.parameters import Parameters
+
+BASE = {"variant": "spiral", "poly_len": 2048, "moduli": [268369921, 249561089],
+        "noise_width": 6.4, "secret_distribution": "gaussian", "q2_bits": 20, "instances": 1,
+        "db_item_size": 64, "records": 100, "record_size": 64, "p": 256, "n": 1, "nu_1": 6,
+        "nu_2": 4, "t_gsw": 4, "t_conv": 4, "t_exp_left": 4, "t_exp_right": 9}
+
+
+def _params(**kw: object) -> Parameters:
+    return Parameters.from_literal({**BASE, **kw})
+
+
+def _brute_makespan(tasks: list[float], threads: int) -> float:
+    """Greedy list scheduling written out: each task to the thread free first."""
+    free = [0.0] * threads
+    for w in tasks:
+        i = free.index(min(free))
+        free[i] += w
+    return max(free)
+
+
+def test_makespan_matches_a_written_out_greedy_schedule() -> None:
+    for job in ([(1.0, 7)], [(3.0, 2), (1.0, 5)], [(2.5, 1)], [(1.0, 3), (4.0, 1)]):
+        tasks = [w for w, k in job for _ in range(k)]
+        for t in (1, 2, 3, 8):
+            assert makespan(job, t) == pytest.approx(_brute_makespan(tasks, t)), (job, t)
+    assert makespan([(1.0, 3)], 2) == 2.0  # three equal tasks on two threads: two rounds
+
+
+def test_one_thread_is_the_single_thread_model() -> None:
+    p = _params()
+    prof = Profile.shipped()
+    assert wall_stage_seconds(p, prof, 1) == stage_seconds(p, prof)
+
+
+def test_folding_rounds_with_one_task_do_not_speed_up() -> None:
+    """nu_2 = 1, one instance: one external product, nothing to run in parallel; nu_2 = 4:
+    rounds of 8, 4, 2, 1 products on two threads take 4 + 2 + 1 + 1 of 15."""
+    assert parallel_fraction(stage_jobs(_params(nu_2=1), Profile.shipped())["folding"], 2) == 1
+    frac = parallel_fraction(stage_jobs(_params(nu_2=4), Profile.shipped())["folding"], 2)
+    assert frac == pytest.approx(8 / 15)
+
+
+def test_two_threads_halve_wide_stages_times_the_slowdown() -> None:
+    p = _params(instances=4, db_item_size=8192, record_size=8192)
+    prof = Profile.shipped()
+    cache_all = {**prof.to_dict(), "cache_bytes": 1e15,
+                 "threads": {"2": {"slowdown": 1.1, "read_bytes_per_second": 0}}}
+    prof = Profile.from_dict(cache_all)
+    one, two = stage_seconds(p, prof), wall_stage_seconds(p, prof, 2)
+    # the first dimension: instances x prime groups x d/8 equal tasks, an even count
+    assert two["first_dimension"] == pytest.approx(one["first_dimension"] / 2 * 1.1)
+    for s in STAGES:
+        assert two[s] <= one[s] * 1.1 + 1e-15
+
+
+def test_memory_bound_first_dimension_reads_at_the_threads_bandwidth() -> None:
+    p = _params(nu_1=9, nu_2=8)
+    doc = Profile.shipped().to_dict()
+    doc.update(cache_bytes=1.0, read_bytes_per_second=1e9,
+               threads={"2": {"slowdown": 1.0, "read_bytes_per_second": 1.5e9}})
+    prof = Profile.from_dict(doc)
+    assert wall_stage_seconds(p, prof, 2)["first_dimension"] == pytest.approx(
+        max(params_db_bytes(p) / 1.5e9, stage_seconds(p, prof)["first_dimension"] / 2))
+    # no measured bandwidth at 2 threads: twice the single thread's
+    doc["threads"] = {"2": {"slowdown": 1.0, "read_bytes_per_second": 0.0}}
+    prof = Profile.from_dict(doc)
+    assert wall_stage_seconds(p, prof, 2)["first_dimension"] >= params_db_bytes(p) / 2e9
+
+
+def test_scaling_uses_the_nearest_measured_count_below() -> None:
+    doc = Profile.shipped().to_dict()
+    doc["threads"] = {"2": {"slowdown": 1.1}, "4": {"slowdown": 1.3}}
+    prof = Profile.from_dict(doc)
+    assert prof.scaling(1) == ThreadScaling()
+    assert prof.scaling(3).slowdown == 1.1 and prof.scaling(16).slowdown == 1.3
+
+
+def test_expansion_jobs_follow_the_live_cts() -> None:
+    """Vanilla: the serial parse, then one job per round; (ct, residue) tasks, the right
+    gadget's first; the task counts are the live cts times the residues."""
+    p = _params(nu_1=3, nu_2=2, t_gsw=2)  # digits 4: rounds_right 3, rounds max(4, 3) = 4
+    jobs = stage_jobs(p, Profile.shipped())["expansion"]
+    counts = [sum(k for _, k in job) for job in jobs]
+    assert counts == [1, 1 * 2, (1 + 1) * 2, (2 + 2) * 2, 4 * 2]
+    stream = stage_jobs(_params(variant="stream", nu_1=3, nu_2=2, t_gsw=2),
+                        Profile.shipped())["expansion"]
+    assert stream == [[(1.0, 8 + 4)]]
+
+
+def test_profile_threads_round_trip_and_checks() -> None:
+    doc = Profile.shipped().to_dict()
+    doc["threads"] = {"2": {"slowdown": 1.05, "read_bytes_per_second": 2e10}}
+    prof = Profile.from_dict(doc)
+    assert Profile.from_dict(prof.to_dict()).threads == prof.threads
+    for bad, needle in (({"1": {"slowdown": 1}}, "threads.1"),
+                        ({"2": {"slowdown": math.inf}}, "threads.2.slowdown"),
+                        ({"2": "fast"}, "bad or missing")):
+        with pytest.raises(Exception, match=needle):
+            Profile.from_dict({**doc, "threads": bad})
+
+
+def test_implicit_database_reads() -> None:
+    """The bench drivers' implicit database: instances repeated, every byte still comes from
+    memory; folding indices repeated (an instance over the budget), only the distinct blocks
+    of each pass do (phys_j of 2^nu_2, the smallest power of two holding 1 GiB)."""
+    p = _params(nu_1=9, nu_2=8)  # 2 GiB in one instance: 8 MiB per folding index
+    streamed = params_db_bytes(p)
+    assert db_reads(p) == (streamed, streamed)
+    assert db_reads(p, implicit_db=True) == (1 << 30, streamed)
+    per_j = streamed / 256
+    assert db_reads(p, implicit_db=True, repeated_folding=True) == (per_j * 128, streamed / 2)
+    doc = Profile.shipped().to_dict()
+    doc.update(cache_bytes=1.0, read_bytes_per_second=1e9, op_seconds={
+        **doc["op_seconds"], "fd": 0.0, "fdout": 0.0})
+    prof = Profile.from_dict(doc)
+    assert stage_seconds(p, prof, True, True)["first_dimension"] == pytest.approx(
+        streamed / 2 / 1e9)
+    assert wall_stage_seconds(p, prof, 2, True, True)["first_dimension"] == pytest.approx(
+        streamed / 2 / 2e9)
+
+
+def test_the_report_tells_a_repeated_folding_layout() -> None:
+    """validation.repeated_folding: implicit, and one instance larger than the process's peak
+    memory (it cannot have held a whole instance)."""
+    from spiralpir.optimizer.measure.validation import repeated_folding
+
+    p = _params(nu_1=9, nu_2=8)
+    rep = {"implicit_db": True, "preprocessed_db_bytes": params_db_bytes(p),
+           "peak_memory_bytes": 1.5 * 2**30}
+    assert repeated_folding(p, rep)
+    assert not repeated_folding(p, {**rep, "peak_memory_bytes": 3 * 2**30})
+    assert not repeated_folding(p, {**rep, "implicit_db": False})

@@ -1,0 +1,81 @@
+"""Which machine profile is active (models/profile.py): $SPIRALPIR_PROFILE, else the user's
+calibrated profile (XDG config directory), else the shipped one; and that the planner and the
+CLI use it and say so."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from spiralpir.optimizer.errors import SpiralpirError
+from spiralpir.optimizer.models.profile import (
+    PROFILE_ENV,
+    Profile,
+    active_profile_path,
+    user_profile_path,
+)
+from spiralpir.optimizer.params.parameters import Parameters
+from spiralpir.optimizer.plan.planner import estimate, plan_json
+
+Mp = pytest.MonkeyPatch
+
+
+def _write_profile(path: Path, factor: float, cpu: str) -> None:
+    """The shipped profile with every op `factor` times as costly, labelled `cpu`."""
+    doc = Profile.shipped().to_dict()
+    doc["ntt_seconds"] = {k: v * factor for k, v in doc["ntt_seconds"].items()}
+    doc["op_seconds"] = {k: v * factor for k, v in doc["op_seconds"].items()}
+    doc["read_bytes_per_second"] /= factor
+    doc["cpu_model"] = cpu
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc))
+
+
+def test_resolution_order(tmp_path: Path, monkeypatch: Mp) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.delenv(PROFILE_ENV, raising=False)
+    assert user_profile_path() == tmp_path / "config" / "spiralpir" / "profile.json"
+    assert active_profile_path() is None  # nothing calibrated: the shipped one
+    assert Profile.load() is Profile.shipped()
+    _write_profile(user_profile_path(), 2.0, "calibrated cpu")
+    assert Profile.load().cpu_model == "calibrated cpu"
+    assert Profile.load().describe().startswith(str(user_profile_path()))
+    other = tmp_path / "other.json"
+    _write_profile(other, 3.0, "other cpu")
+    monkeypatch.setenv(PROFILE_ENV, str(other))
+    assert Profile.load().cpu_model == "other cpu"
+    monkeypatch.setenv(PROFILE_ENV, "default")
+    assert Profile.load() is Profile.shipped()
+    assert Profile.shipped().describe().startswith("shipped default")
+    monkeypatch.setenv(PROFILE_ENV, str(tmp_path / "absent.json"))
+    with pytest.raises(SpiralpirError, match="absent.json"):
+        Profile.load()
+
+
+def test_home_config_without_xdg(tmp_path: Path, monkeypatch: Mp) -> None:
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert user_profile_path() == tmp_path / ".config" / "spiralpir" / "profile.json"
+
+
+def test_a_rewritten_profile_is_read_again(tmp_path: Path, monkeypatch: Mp) -> None:
+    path = tmp_path / "p.json"
+    monkeypatch.setenv(PROFILE_ENV, str(path))
+    _write_profile(path, 1.0, "first")
+    assert Profile.load().cpu_model == "first"
+    assert Profile.load() is Profile.load()  # read once per version (the planner's caches)
+    _write_profile(path, 1.0, "second, a longer name")
+    assert Profile.load().cpu_model == "second, a longer name"
+
+
+def test_the_planner_estimates_with_the_active_profile(tmp_path: Path,
+                                                       monkeypatch: Mp) -> None:
+    slow = tmp_path / "slow.json"
+    _write_profile(slow, 2.0, "slow")
+    monkeypatch.setenv(PROFILE_ENV, str(slow))
+    doc = plan_json(2**14, 256)
+    # every op twice as costly: the plan's estimate is twice the shipped profile's
+    p = Parameters.from_literal(doc["params"])
+    assert doc["estimate"]["server_seconds"] == pytest.approx(
+        2 * estimate(p, Profile.shipped())["server_seconds"])
