@@ -63,6 +63,15 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "server_answer_prepared": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, _c_u8_pp,
                                               _c_size_p, ctypes.POINTER(ctypes.c_double)]),
     "prepared_free": (None, [ctypes.c_void_p]),
+    # record updates (capi_update.hpp)
+    "server_copy_db": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p]),
+    "server_update_records": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64,
+                                             ctypes.c_uint64, ctypes.c_void_p, ctypes.c_uint64,
+                                             ctypes.c_uint32]),
+    "db_patch_file": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_uint64,
+                                     ctypes.c_uint64, ctypes.c_void_p, ctypes.c_uint64,
+                                     ctypes.c_uint32, ctypes.c_uint64, ctypes.c_void_p,
+                                     ctypes.c_uint64]),
 }
 
 # The streaming ABI's stage timings: the one-time part (PREFIX_server_prepare; "expansion" is
@@ -328,15 +337,7 @@ class ServerDb(_Handle):
     def load_records(self, records: Any, num_records: int, record_size: int,
                      progress: Callable[[int, int], None] | None = None) -> None:
         """records: a buffer (bytes, bytearray, mmap, memoryview) of num_records*record_size."""
-        view = memoryview(records).cast("B")
-        if len(view) < num_records * record_size:
-            raise SpiralpirError("record buffer shorter than num_records * record_size")
-        if view.readonly:
-            ptr = ctypes.cast(ctypes.c_char_p(bytes(view)), ctypes.c_void_p)
-            keep: Any = ptr
-        else:
-            keep = (ctypes.c_uint8 * len(view)).from_buffer(view)
-            ptr = ctypes.cast(keep, ctypes.c_void_p)
+        keep, ptr = _records_pointer(records, num_records, record_size)
 
         def _cb(_ctx: Any, done: int, total: int) -> None:
             if progress is not None:
@@ -346,6 +347,23 @@ class ServerDb(_Handle):
         try:
             self.lib.call("server_load_records", self.h, ptr, ctypes.c_uint64(num_records),
                           ctypes.c_uint64(record_size), cb, None)
+        finally:
+            del keep
+
+    def copy_from(self, other: ServerDb) -> None:
+        """Hold an in-memory copy of ``other``'s database (built or mapped)."""
+        self.lib.check_same(other.lib, "database")
+        self.lib.call("server_copy_db", self.h, other.h)
+
+    def update_records(self, records: Any, num_records: int, record_size: int,
+                       plaintexts: list[int], threads: int = 1) -> None:
+        """Re-encode ``plaintexts`` of this in-memory database from all of ``records``."""
+        keep, ptr = _records_pointer(records, num_records, record_size)
+        pts = (ctypes.c_uint64 * len(plaintexts))(*plaintexts)
+        try:
+            self.lib.call("server_update_records", self.h, ptr, ctypes.c_uint64(num_records),
+                          ctypes.c_uint64(record_size), pts, ctypes.c_uint64(len(plaintexts)),
+                          ctypes.c_uint32(threads))
         finally:
             del keep
 
@@ -385,6 +403,36 @@ class ServerDb(_Handle):
             out["modswitch"] += out["packing"]
             out["packing"] = 0.0
         return data, out
+
+
+def _records_pointer(records: Any, num_records: int, record_size: int) -> tuple[Any, Any]:
+    """(keep-alive object, void pointer) of a records buffer of num_records*record_size."""
+    view = memoryview(records).cast("B")
+    if len(view) < num_records * record_size:
+        raise SpiralpirError("record buffer shorter than num_records * record_size")
+    if view.readonly:
+        ptr = ctypes.cast(ctypes.c_char_p(bytes(view)), ctypes.c_void_p)
+        return ptr, ptr
+    keep = (ctypes.c_uint8 * len(view)).from_buffer(view)
+    return keep, ctypes.cast(keep, ctypes.c_void_p)
+
+
+def patch_db_file(lib: Library, path: Path, records: Any, num_records: int, record_size: int,
+                  plaintexts: list[int], chunk_bytes: int, threads: int = 1) -> list[int]:
+    """Re-encode ``plaintexts`` into the preprocessed file at ``path`` from all of ``records``
+    and flush them; returns the indices of the ``chunk_bytes`` chunks of the file written."""
+    total = int(lib.params["preprocessed_db_bytes"])
+    touched = (ctypes.c_uint8 * -(-total // chunk_bytes))()
+    keep, ptr = _records_pointer(records, num_records, record_size)
+    pts = (ctypes.c_uint64 * len(plaintexts))(*plaintexts)
+    try:
+        lib.call("db_patch_file", str(path).encode(), ptr, ctypes.c_uint64(num_records),
+                 ctypes.c_uint64(record_size), pts, ctypes.c_uint64(len(plaintexts)),
+                 ctypes.c_uint32(threads), ctypes.c_uint64(chunk_bytes), touched,
+                 ctypes.c_uint64(len(touched)))
+    finally:
+        del keep
+    return [k for k, t in enumerate(bytes(touched)) if t]
 
 
 def build_literal(params_json: Path, ci: bool) -> dict[str, Any]:

@@ -225,3 +225,65 @@ def remove_stale(path: Path) -> list[Path]:
             side.unlink()
             removed.append(side)
     return removed
+
+
+def trailer_for(path: Path, tie: Tie) -> bytes | None:
+    """The trailer of the store at ``path`` if it is intact and tied to ``tie`` (parameters,
+    shape, records' fingerprint), else None; the chunks are not read (patch() takes it)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        size = os.fstat(fd).st_size
+        if size < tie.object_bytes + _HEAD.size + _TAIL.size:
+            return None
+        raw = os.pread(fd, size - tie.object_bytes, tie.object_bytes)
+    finally:
+        os.close(fd)
+    return raw if _parsed_sums(raw, tie) is not None else None
+
+
+def _parsed_sums(raw: bytes, tie: Tie) -> list[int] | None:
+    """The chunk checksums of a trailer tied to ``tie``, or None."""
+    if len(raw) < _HEAD.size + _TAIL.size:
+        return None
+    check, total, magic = _TAIL.unpack_from(raw, len(raw) - _TAIL.size)
+    body = raw[: len(raw) - _TAIL.size]
+    if magic != MAGIC or total != len(raw) or xxhash.xxh3_64_intdigest(body) != check:
+        return None
+    (_, version, _flags, params_hash, object_bytes, num_records, record_size, fingerprint,
+     chunk_bytes, chunks) = _HEAD.unpack_from(body)
+    if (version, params_hash, object_bytes, num_records, record_size, fingerprint,
+        chunk_bytes) != (VERSION, tie.params_hash, tie.object_bytes, tie.num_records,
+                         tie.record_size, tie.fingerprint, CHUNK_BYTES) or \
+            chunks != -(-object_bytes // CHUNK_BYTES) or len(body) != _HEAD.size + 8 * chunks:
+        return None
+    return list(struct.unpack_from(f"<{chunks}Q", body, _HEAD.size))
+
+
+def patch(path: Path, base: Tie, base_trailer: bytes, tie: Tie,
+          write: Callable[[Path], list[int]]) -> None:
+    """Change the store at ``path`` in place from ``base`` (whose trailer was
+    ``base_trailer``) to ``tie``: ``write(path)`` writes the changed words and returns the
+    chunks it wrote; those are hashed again, the others keep their checksums, and the new
+    trailer (same length) replaces the old one. A kill midway leaves a store that fails its
+    check until the update journal's batch is written again (update_journal.py)."""
+    sums = _parsed_sums(base_trailer, base)
+    if sums is None:
+        raise StoreRejected(f"preprocessed database {path}: the base trailer does not fit it")
+    what = f"preprocessed database {path}"
+    try:
+        touched = write(path)
+        with open(path, "r+b") as fh:
+            fd = fh.fileno()
+            buf = bytearray(CHUNK_BYTES)
+            for k in touched:
+                n = min(CHUNK_BYTES, tie.object_bytes - k * CHUNK_BYTES)
+                if os.preadv(fd, [memoryview(buf)[:n]], k * CHUNK_BYTES) != n:
+                    raise StoreRejected(f"{what}: truncated while patching (chunk {k})")
+                sums[k] = xxhash.xxh3_64_intdigest(memoryview(buf)[:n])
+            os.pwrite(fd, _trailer(tie, sums), tie.object_bytes)
+            os.fsync(fd)
+    except OSError as exc:
+        raise SpiralpirError(f"cannot patch {what}: {exc.strerror or exc}") from None

@@ -1,0 +1,208 @@
+"""Applying batches of record changes to a database being served or at rest.
+
+``Updater.apply(batch)``, one batch at a time:
+  1. the batch is checked whole (changes.py) before this point; the records in memory take the
+     new values and their fingerprint is computed;
+  2. the journal (update_journal.py) is committed: from here the new version survives a kill;
+  3. a live server's inactive buffer is re-encoded at the changed plaintexts and switched in
+     (live_db.py): the version is visible;
+  4. the records file is patched in place, then the store: its changed plaintexts re-encoded
+     into the file, the chunks written re-hashed, the trailer rewritten (store.patch).
+A kill during 3 or 4 leaves files that ``recover`` (run before a database is loaded) finishes
+from the journal; a kill before 2 leaves the old version. Only binary records files are
+updated in place (the journal holds their records; other formats are rewritten by their owner).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from spiralpir.optimizer.errors import SpiralpirError
+from spiralpir.optimizer.params import sizes
+from spiralpir.optimizer.params.parameters import Parameters
+from spiralpir.optimizer.service import binding, store, update_journal
+from spiralpir.optimizer.service import records as database
+from spiralpir.optimizer.service.binding import Build
+from spiralpir.optimizer.service.changes import ChangeBatch
+from spiralpir.optimizer.service.live_db import LiveDb
+
+Log = Callable[[str], None]
+
+
+def check_updatable(records: database.Records) -> None:
+    if records.fmt != "binary":
+        raise SpiralpirError(f"{records.source} is a {records.fmt} database: updates change "
+                             "binary records files in place (convert it to one first)")
+
+
+@dataclass
+class UpdateReport:
+    """What one batch did: its version, sizes and seconds per step."""
+
+    version: int
+    records: int
+    plaintexts: int
+    store_patched: bool
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": self.version, "records": self.records,
+                "plaintexts": self.plaintexts, "store_patched": self.store_patched,
+                "seconds": self.seconds}
+
+
+class DbFiles:
+    """A binary records file, its (optional) store, and the build that reads them; ``records``
+    is the in-memory copy fitted to the build (records.fit_to_build)."""
+
+    def __init__(self, build: Build, db_path: Path, records: database.Records,
+                 file_record_size: int, store_path: Path | None) -> None:
+        check_updatable(records)
+        self.build = build
+        self.db_path = Path(db_path)
+        self.records = records
+        self.file_record_size = file_record_size
+        self.store_path = Path(store_path) if store_path is not None else None
+        params = Parameters.from_literal(build.params)
+        self._params_hash = params.params_hash()
+        self._object_bytes = sizes.preprocessed_db_bytes(params)
+        self.items_per_plaintext = int(build.lib.params["items_per_plaintext"])
+
+    def fingerprint(self) -> bytes:
+        r = self.records
+        return store.records_fingerprint(r.data, r.num_records, r.record_size)
+
+    def tie(self, fingerprint: bytes) -> store.Tie:
+        return store.Tie(self._params_hash, self._object_bytes, self.records.num_records,
+                         self.records.record_size, fingerprint)
+
+    def snapshot(self, indices: Any) -> dict[int, bytes]:
+        return {i: self.records.record(i) for i in indices}
+
+    def patch_store(self, base: bytes, base_trailer: bytes, new: bytes,
+                    plaintexts: list[int], threads: int) -> None:
+        assert self.store_path is not None
+        r = self.records
+
+        def write(path: Path) -> list[int]:
+            return binding.patch_db_file(self.build.lib, path, r.data, r.num_records,
+                                         r.record_size, plaintexts, store.CHUNK_BYTES, threads)
+
+        store.patch(self.store_path, self.tie(base), base_trailer, self.tie(new), write)
+
+
+def recover(files: DbFiles, log: Log) -> int:
+    """Finish a batch a kill interrupted (records file, then store) and return the database's
+    version (0 without a journal). A journal of other records (the file was replaced) is left
+    alone: versions go on from the one after it."""
+    for stale in update_journal.remove_stale(files.db_path):
+        log(f"removed {stale}, left by an earlier run")
+    journal = update_journal.load(files.db_path)
+    if journal is None:
+        return 0
+    what = f"update journal {update_journal.path_for(files.db_path)}"
+    shape = (files.records.num_records, files.file_record_size)
+    fp = files.fingerprint()
+    if (journal.num_records, journal.record_size) != shape:
+        log(f"{what} is for {journal.num_records} x {journal.record_size} B records, not "
+            f"{shape[0]} x {shape[1]} B: ignored; versions continue at {journal.version + 1}")
+        return journal.version + 1
+    if fp != journal.fingerprint:
+        before = files.snapshot(journal.values)
+        update_journal.patch_memory(files.records.data, journal.values,
+                                    files.records.record_size)
+        if files.fingerprint() != journal.fingerprint:
+            update_journal.patch_memory(files.records.data, before, files.records.record_size)
+            log(f"{what} does not lead to these records (the file was replaced?): ignored; "
+                f"versions continue at {journal.version + 1}")
+            return journal.version + 1
+        update_journal.write_records(files.db_path, journal.values, files.file_record_size)
+        log(f"finished the interrupted update to version {journal.version} in {files.db_path}")
+    if files.store_path is not None and journal.store_trailer and \
+            store.trailer_for(files.store_path, files.tie(journal.fingerprint)) is None:
+        plaintexts = sorted({i // files.items_per_plaintext for i in journal.values})
+        try:
+            files.patch_store(journal.base_fingerprint, journal.store_trailer,
+                              journal.fingerprint, plaintexts, 0)
+            log(f"finished the interrupted update of {files.store_path} to version "
+                f"{journal.version}")
+        except SpiralpirError as exc:  # the store's check at load rebuilds it
+            log(f"could not finish updating {files.store_path}: {exc}")
+    return journal.version
+
+
+def open_files(build: Build, db_path: Path, records: database.Records,
+               store_path: Path | None, log: Log) -> tuple[DbFiles, database.Records, int]:
+    """The records fitted to the build, their files (after ``recover``) and their version."""
+    fitted = database.fit_to_build(records, build.num_records, build.record_size, build.label)
+    files = DbFiles(build, db_path, fitted, records.record_size, store_path)
+    return files, fitted, recover(files, log)
+
+
+class Updater:
+    """Applies batches to ``files`` (and to a live server's buffers), one at a time."""
+
+    def __init__(self, files: DbFiles, version: int, live: LiveDb | None = None,
+                 threads: int = 1, log: Log | None = None) -> None:
+        self.files = files
+        self.version = version
+        self.live = live
+        self.threads = threads
+        self._log = log or (lambda _m: None)
+        self._lock = threading.Lock()
+        self._fingerprint = files.fingerprint()
+
+    def apply(self, batch: ChangeBatch) -> UpdateReport:
+        with self._lock:
+            return self._apply(batch)
+
+    def _apply(self, batch: ChangeBatch) -> UpdateReport:
+        f = self.files
+        r = f.records
+        if batch.record_size != f.file_record_size:
+            raise SpiralpirError(f"changes of {batch.record_size}-byte values for a file of "
+                                 f"{f.file_record_size}-byte records")
+        clock = time.perf_counter()
+        secs: dict[str, float] = {}
+
+        def lap(step: str) -> None:
+            nonlocal clock
+            now = time.perf_counter()
+            secs[step] = now - clock
+            clock = now
+
+        base = self._fingerprint
+        trailer = (store.trailer_for(f.store_path, f.tie(base))
+                   if f.store_path is not None else None)
+        before = f.snapshot(batch.values)
+        update_journal.patch_memory(r.data, batch.values, r.record_size)
+        version = self.version + 1
+        try:
+            new = f.fingerprint()
+            update_journal.commit(f.db_path, update_journal.Journal(
+                version, f.file_record_size, r.num_records, base, new, batch.values,
+                trailer or b""))
+        except BaseException:
+            update_journal.patch_memory(r.data, before, r.record_size)
+            raise
+        self.version, self._fingerprint = version, new
+        lap("commit")
+        plaintexts = batch.plaintexts(f.items_per_plaintext)
+        if self.live is not None:
+            secs["wait"] = self.live.publish(r.data, r.num_records, r.record_size, plaintexts,
+                                             version, self.threads)
+            lap("publish")
+        update_journal.write_records(f.db_path, batch.values, f.file_record_size)
+        lap("records_file")
+        if trailer is not None:
+            f.patch_store(base, trailer, new, plaintexts, self.threads)
+            lap("store")
+        elif f.store_path is not None:
+            self._log(f"{f.store_path} was not a valid store of the records before this "
+                      "update: not patched (the next start rebuilds it)")
+        return UpdateReport(version, len(batch), len(plaintexts), trailer is not None, secs)
