@@ -406,7 +406,9 @@ def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None,
 
     async def guarded(request: Any, handler: Callable[[Any], Any]) -> Any:
         route = (request.path, request.method)
-        if route not in body_limits and request.body_exists:
+        # an unknown route is a 404 whatever it carries (no admin endpoint: 404, not 413)
+        if route not in body_limits and request.body_exists and \
+                request.match_info.http_exception is None:
             resp = error(413, f"{request.method} {one_line(request.path, 80)} takes no body")
             resp.force_close()
             return resp
