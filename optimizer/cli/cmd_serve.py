@@ -126,7 +126,9 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
         srv = pir_server.PirServer(build, records, preprocessed=cache_path(db_path), **common,
                                    version=version, updatable=token is not None)
         if token is not None:
-            updater = db_updates.Updater(files, version, srv.live,
+            # the store is a checked cache of the fsynced records file and journal: its pages
+            # go to disk with the kernel's write-back (a power loss at worst forces a rebuild)
+            updater = db_updates.Updater(files, version, srv.live, sync_store=False,
                                          log=lambda m: click.echo(m, err=True))
             admin = Admin(token, updater, srv.num_records)
         click.echo(f"serving {srv.num_records} records x {srv.record_size} bytes with build "

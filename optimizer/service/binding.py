@@ -420,7 +420,8 @@ def _records_pointer(records: Any, num_records: int, record_size: int) -> tuple[
 def patch_db_file(lib: Library, path: Path, records: Any, num_records: int, record_size: int,
                   plaintexts: list[int], chunk_bytes: int, threads: int = 1) -> list[int]:
     """Re-encode ``plaintexts`` into the preprocessed file at ``path`` from all of ``records``
-    and flush them; returns the indices of the ``chunk_bytes`` chunks of the file written."""
+    (into the page cache: fsync the file to make them durable); returns the indices of the
+    ``chunk_bytes`` chunks of the file written."""
     total = int(lib.params["preprocessed_db_bytes"])
     touched = (ctypes.c_uint8 * -(-total // chunk_bytes))()
     keep, ptr = _records_pointer(records, num_records, record_size)

@@ -6,8 +6,9 @@
   2. the journal (update_journal.py) is committed: from here the new version survives a kill;
   3. a live server's inactive buffer is re-encoded at the changed plaintexts and switched in
      (live_db.py): the version is visible;
-  4. the records file is patched in place, then the store: its changed plaintexts re-encoded
-     into the file, the chunks written re-hashed, the trailer rewritten (store.patch).
+  4. the records file is patched in place (fsynced), then the store: its changed plaintexts
+     re-encoded into the file, the chunks written re-hashed, the trailer rewritten
+     (store.patch; a live server leaves its pages to the kernel's write-back, ``sync_store``).
 A kill during 3 or 4 leaves files that ``recover`` (run before a database is loaded) finishes
 from the journal; a kill before 2 leaves the old version. Only binary records files are
 updated in place (the journal holds their records; other formats are rewritten by their owner).
@@ -85,7 +86,7 @@ class DbFiles:
         return {i: self.records.record(i) for i in indices}
 
     def patch_store(self, base: bytes, base_trailer: bytes, new: bytes,
-                    plaintexts: list[int], threads: int) -> None:
+                    plaintexts: list[int], threads: int, sync: bool = True) -> None:
         assert self.store_path is not None
         r = self.records
 
@@ -93,7 +94,7 @@ class DbFiles:
             return binding.patch_db_file(self.build.lib, path, r.data, r.num_records,
                                          r.record_size, plaintexts, store.CHUNK_BYTES, threads)
 
-        store.patch(self.store_path, self.tie(base), base_trailer, self.tie(new), write)
+        store.patch(self.store_path, self.tie(base), base_trailer, self.tie(new), write, sync)
 
 
 def recover(files: DbFiles, log: Log) -> int:
@@ -148,8 +149,9 @@ class Updater:
     """Applies batches to ``files`` (and to a live server's buffers), one at a time."""
 
     def __init__(self, files: DbFiles, version: int, live: LiveDb | None = None,
-                 threads: int = 1, log: Log | None = None) -> None:
+                 threads: int = 1, log: Log | None = None, sync_store: bool = True) -> None:
         self.files = files
+        self.sync_store = sync_store
         self.version = version
         self.live = live
         self.threads = threads
@@ -200,7 +202,7 @@ class Updater:
         update_journal.write_records(f.db_path, batch.values, f.file_record_size)
         lap("records_file")
         if trailer is not None:
-            f.patch_store(base, trailer, new, plaintexts, self.threads)
+            f.patch_store(base, trailer, new, plaintexts, self.threads, self.sync_store)
             lap("store")
         elif f.store_path is not None:
             self._log(f"{f.store_path} was not a valid store of the records before this "

@@ -263,12 +263,14 @@ def _parsed_sums(raw: bytes, tie: Tie) -> list[int] | None:
 
 
 def patch(path: Path, base: Tie, base_trailer: bytes, tie: Tie,
-          write: Callable[[Path], list[int]]) -> None:
+          write: Callable[[Path], list[int]], sync: bool = True) -> None:
     """Change the store at ``path`` in place from ``base`` (whose trailer was
     ``base_trailer``) to ``tie``: ``write(path)`` writes the changed words and returns the
     chunks it wrote; those are hashed again, the others keep their checksums, and the new
     trailer (same length) replaces the old one. A kill midway leaves a store that fails its
-    check until the update journal's batch is written again (update_journal.py)."""
+    check until the update journal's batch is written again (update_journal.py). Without
+    ``sync`` the kernel writes the pages back when it will: a kill loses nothing, a power loss
+    may, and the check at the next start then refuses the store (it is rebuilt)."""
     sums = _parsed_sums(base_trailer, base)
     if sums is None:
         raise StoreRejected(f"preprocessed database {path}: the base trailer does not fit it")
@@ -284,6 +286,7 @@ def patch(path: Path, base: Tie, base_trailer: bytes, tie: Tie,
                     raise StoreRejected(f"{what}: truncated while patching (chunk {k})")
                 sums[k] = xxhash.xxh3_64_intdigest(memoryview(buf)[:n])
             os.pwrite(fd, _trailer(tie, sums), tie.object_bytes)
-            os.fsync(fd)
+            if sync:
+                os.fsync(fd)
     except OSError as exc:
         raise SpiralpirError(f"cannot patch {what}: {exc.strerror or exc}") from None

@@ -4,8 +4,8 @@
 //   DbUpdate<P>::update(server, records, num_records, record_size, pts, count, threads)
 //       re-encodes plaintexts `pts` of the server's in-memory database from the full records
 //   DbUpdate<P>::patch_file(path, records, …, pts, count, threads, chunk_bytes, touched, touched_len)
-//       the same into a preprocessed file (mapped shared and writable, then msync'd); marks in
-//       `touched` every chunk of `chunk_bytes` file bytes that holds a written word
+//       the same into a preprocessed file (mapped shared and writable; not flushed: fsync the file
+//       for that); marks in `touched` every chunk of `chunk_bytes` file bytes holding a written word
 //
 // A plaintext index is P's (record r lives in plaintext r / items_per_pt; every instance of it,
 // and for the pack variants every one of its n² sub-database entries, is re-encoded). Callers
@@ -45,7 +45,7 @@ struct DbUpdate {
   }
 
   /// Re-encodes plaintexts `pts` into the preprocessed file at `path` (written by save_db, with or
-  /// without a store trailer) and flushes them; `touched[k] = 1` for each chunk k it wrote to.
+  /// without a store trailer); `touched[k] = 1` for each chunk k it wrote to.
   static void patch_file(const std::string& path, const std::uint8_t* records, std::uint64_t num_records,
                          std::uint64_t record_size, const std::uint64_t* pts, std::uint64_t count, unsigned threads,
                          std::uint64_t chunk_bytes, std::uint8_t* touched, std::uint64_t touched_len) {
@@ -84,10 +84,7 @@ struct DbUpdate {
       ::munmap(m, len);
       throw;
     }
-    const bool synced = ::msync(m, len, MS_SYNC) == 0;
-    const int err = errno;
-    ::munmap(m, len);
-    if (!synced) throw IoError("patch_file: msync failed for " + path + ": " + std::strerror(err));
+    ::munmap(m, len);  // the page cache holds the words: fsync the file to make them durable
     mark_chunks(pts, count, chunk_bytes, touched);
   }
 
