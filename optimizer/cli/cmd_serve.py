@@ -129,6 +129,7 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
             # the store is a checked cache of the fsynced records file and journal: its pages
             # go to disk with the kernel's write-back (a power loss at worst forces a rebuild)
             updater = db_updates.Updater(files, version, srv.live, sync_store=False,
+                                         store_every=STORE_EVERY,
                                          log=lambda m: click.echo(m, err=True))
             admin = Admin(token, updater, srv.num_records)
         click.echo(f"serving {srv.num_records} records x {srv.record_size} bytes with build "
@@ -153,7 +154,16 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
                f"queries); {workers} worker(s), {max_queue} queued, "
                f"{max_uploads} uploads at once; timeouts: header {header_timeout:g} s, body "
                f"{body_timeout:g} s", err=True)
-    http_server.run(srv, host, port, workers, limits, sock=sock, quiet=quiet, admin=admin)
+    try:
+        http_server.run(srv, host, port, workers, limits, sock=sock, quiet=quiet, admin=admin)
+    finally:
+        if admin is not None:  # bring the store to the last version before exiting
+            admin.updater.close()
+
+
+# seconds between store checkpoints of a server taking updates (db_updates.Updater): the
+# journal holds the changes meanwhile, so one pass over the store serves many batches
+STORE_EVERY = 10.0
 
 
 def assumed_size(records: database.Records, record_size: int | None) -> str:

@@ -146,22 +146,93 @@ def open_files(build: Build, db_path: Path, records: database.Records,
 
 
 class Updater:
-    """Applies batches to ``files`` (and to a live server's buffers), one at a time."""
+    """Applies batches to ``files`` (and to a live server's buffers), one at a time.
+
+    The store is brought to the records' version at a *checkpoint*: after every batch when
+    ``store_every`` is 0 (offline), else by ``checkpoint()`` (a live server: every
+    ``store_every`` seconds, on a thread of its own, and at shutdown), so one pass over the
+    store serves all the batches since the last one. Until then the journal holds every change
+    since the checkpoint, merged, and the store's trailer of that checkpoint."""
 
     def __init__(self, files: DbFiles, version: int, live: LiveDb | None = None,
-                 threads: int = 1, log: Log | None = None, sync_store: bool = True) -> None:
+                 threads: int = 1, log: Log | None = None, sync_store: bool = True,
+                 store_every: float = 0.0, max_pending: int = 1 << 18) -> None:
         self.files = files
         self.sync_store = sync_store
         self.version = version
         self.live = live
         self.threads = threads
+        self.store_every = store_every
+        self.max_pending = max_pending
         self._log = log or (lambda _m: None)
         self._lock = threading.Lock()
         self._fingerprint = files.fingerprint()
+        # the checkpoint: records fingerprint and store trailer (None: no valid store) the
+        # pending changes (index -> file-sized value) start from
+        self._base = self._fingerprint
+        self._trailer = (store.trailer_for(files.store_path, files.tie(self._base))
+                         if files.store_path is not None else None)
+        self._pending: dict[int, bytes] = {}
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        if store_every > 0:
+            self._thread = threading.Thread(target=self._checkpoints, daemon=True,
+                                            name="spiralpir-checkpoint")
+            self._thread.start()
 
     def apply(self, batch: ChangeBatch) -> UpdateReport:
         with self._lock:
-            return self._apply(batch)
+            report = self._apply(batch)
+            if not self.store_every or len(self._pending) >= self.max_pending:
+                start = time.perf_counter()
+                report.store_patched = self._checkpoint()
+                report.seconds["store"] = time.perf_counter() - start
+            return report
+
+    def checkpoint(self) -> bool:
+        """Bring the store to the current version now; whether it was patched."""
+        with self._lock:
+            return self._checkpoint()
+
+    def close(self) -> None:
+        """Stop the checkpoint thread and make a last checkpoint."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        self.checkpoint()
+
+    def _checkpoints(self) -> None:
+        while not self._stop.wait(self.store_every):
+            try:
+                self.checkpoint()
+            except SpiralpirError as exc:  # the journal still holds the changes
+                self._log(f"store checkpoint failed: {exc}")
+
+    def _journal(self, values: dict[int, bytes]) -> update_journal.Journal:
+        f = self.files
+        return update_journal.Journal(self.version, f.file_record_size, f.records.num_records,
+                                      self._base, self._fingerprint, values,
+                                      self._trailer or b"")
+
+    def _checkpoint(self) -> bool:
+        if not self._pending and self._base == self._fingerprint:
+            return False
+        f = self.files
+        patched = False
+        if self._trailer is not None and f.store_path is not None:
+            plaintexts = sorted({i // f.items_per_plaintext for i in self._pending})
+            f.patch_store(self._base, self._trailer, self._fingerprint, plaintexts,
+                          self.threads, self.sync_store)
+            patched = True
+        elif f.store_path is not None:
+            self._log(f"{f.store_path} was not a valid store of the records: not patched "
+                      "(the next start rebuilds it)")
+        self._base = self._fingerprint
+        self._trailer = (store.trailer_for(f.store_path, f.tie(self._base))
+                         if patched and f.store_path is not None else None)
+        self._pending = {}
+        update_journal.commit(f.db_path, self._journal({}))
+        return patched
 
     def _apply(self, batch: ChangeBatch) -> UpdateReport:
         f = self.files
@@ -178,33 +249,24 @@ class Updater:
             secs[step] = now - clock
             clock = now
 
-        base = self._fingerprint
-        trailer = (store.trailer_for(f.store_path, f.tie(base))
-                   if f.store_path is not None else None)
         before = f.snapshot(batch.values)
         update_journal.patch_memory(r.data, batch.values, r.record_size)
-        version = self.version + 1
+        pending = {**self._pending, **batch.values}
+        old = (self.version, self._fingerprint)
         try:
-            new = f.fingerprint()
-            update_journal.commit(f.db_path, update_journal.Journal(
-                version, f.file_record_size, r.num_records, base, new, batch.values,
-                trailer or b""))
+            self.version, self._fingerprint = self.version + 1, f.fingerprint()
+            update_journal.commit(f.db_path, self._journal(dict(sorted(pending.items()))))
         except BaseException:
             update_journal.patch_memory(r.data, before, r.record_size)
+            self.version, self._fingerprint = old
             raise
-        self.version, self._fingerprint = version, new
+        self._pending = pending
         lap("commit")
         plaintexts = batch.plaintexts(f.items_per_plaintext)
         if self.live is not None:
             secs["wait"] = self.live.publish(r.data, r.num_records, r.record_size, plaintexts,
-                                             version, self.threads)
+                                             self.version, self.threads)
             lap("publish")
         update_journal.write_records(f.db_path, batch.values, f.file_record_size)
         lap("records_file")
-        if trailer is not None:
-            f.patch_store(base, trailer, new, plaintexts, self.threads, self.sync_store)
-            lap("store")
-        elif f.store_path is not None:
-            self._log(f"{f.store_path} was not a valid store of the records before this "
-                      "update: not patched (the next start rebuilds it)")
-        return UpdateReport(version, len(batch), len(plaintexts), trailer is not None, secs)
+        return UpdateReport(self.version, len(batch), len(plaintexts), False, secs)

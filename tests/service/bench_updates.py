@@ -5,8 +5,9 @@ Updater `serve --admin-token-file` runs (in process, without HTTP). Phases alter
 queries, then updates of each size, so machine noise hits both.
 
 Prints per batch size: record updates per second (whole apply: journal, double buffer, records
-file, store patch), time until visible (apply start to the switch of the answering buffer),
-the steps' seconds, and query latency p50/p99 while updates run against idle.
+file), time until visible (apply start to the switch of the answering buffer), the steps'
+seconds, query latency p50/p99 while updates run against idle, and the seconds of the store
+checkpoint after each phase (serve makes one every 10 s, whatever the number of batches).
 
     python3 tests/service/bench_updates.py [--build generated/spiral_2e20x256b] [--rounds 2]
         [--threads 1] [--update-threads 1] [--json]
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
 import tempfile
@@ -88,7 +90,7 @@ def main() -> None:
     rs, n = build.record_size, build.num_records
     with tempfile.TemporaryDirectory(prefix="bench-updates-") as tmp:
         db, pre = Path(tmp) / "db.bin", Path(tmp) / "db.pre"
-        data = bytearray(rng.randbytes(n * rs))
+        data = bytearray(os.urandom(n * rs))
         db.write_bytes(data)
         oracle = {0: bytes(data)}
         t0 = time.perf_counter()
@@ -97,12 +99,13 @@ def main() -> None:
         srv = PirServer(build, fitted, preprocessed=pre, threads=args.threads, progress=False,
                         version=version, updatable=True, log=lambda m: None)
         updater = db_updates.Updater(files, version, srv.live, threads=args.update_threads,
-                                     sync_store=False)
+                                     sync_store=False, store_every=1e9)
         print(f"{n} x {rs} B, build {build.name}: ready in {time.perf_counter() - t0:.1f} s "
               "(preprocess, save the store, two in-memory buffers)", flush=True)
         q = Querier(srv, build, oracle, rng.randrange(1 << 30))
         q.thread.start()
         results: dict[str, list[dict[str, Any]]] = {str(s): [] for s in SIZES}
+        checkpoints: dict[str, list[float]] = {str(s): [] for s in SIZES}
         try:
             time.sleep(3.0)  # warm-up: the first answers fault pages in
             for _ in range(args.rounds):
@@ -129,6 +132,11 @@ def main() -> None:
                             "records": size, "plaintexts": rep.plaintexts, "seconds": total,
                             "visible": s["commit"] + s["publish"], "steps": s})
                         oracle.pop(updater.version - 3, None)  # keep memory bounded
+                    # the store checkpoint serve runs every 10 s, here once per phase
+                    q.phase = f"checkpoint {size}"
+                    start = time.perf_counter()
+                    updater.checkpoint()
+                    checkpoints[str(size)].append(time.perf_counter() - start)
                     q.phase = "between"
                     time.sleep(1.0)
         finally:
@@ -150,7 +158,8 @@ def main() -> None:
             "seconds_median": statistics.median(secs),
             "visible_seconds_median": statistics.median(r["visible"] for r in runs),
             "visible_seconds_max": max(r["visible"] for r in runs),
-            "steps_median": steps}
+            "steps_median": steps,
+            "checkpoint_seconds": checkpoints[size]}
     if args.json:
         print(json.dumps(out, indent=1, sort_keys=True))
         return
@@ -164,7 +173,8 @@ def main() -> None:
               f"(max {u['visible_seconds_max']:.3f}), {u['plaintexts_median']:.0f} plaintexts; "
               "steps " + ", ".join(f"{k} {v:.3f}" for k, v in u["steps_median"].items())
               + f"; queries meanwhile: {lat.get('count', 0)}, p50 {lat.get('p50', 0):.3f} s, "
-              f"p99 {lat.get('p99', 0):.3f} s")
+              f"p99 {lat.get('p99', 0):.3f} s; store checkpoint after the phase "
+              + ", ".join(f"{c:.2f} s" for c in u["checkpoint_seconds"]))
 
 
 if __name__ == "__main__":

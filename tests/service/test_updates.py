@@ -197,6 +197,44 @@ def test_recovery_finishes_a_committed_batch(demo_inst: builder.Instance, tmp_pa
         assert v == 1 and keys.decode(i, resp, rs) == bytes(data[i * rs : (i + 1) * rs])
 
 
+def test_deferred_store_checkpoint(demo_inst: builder.Instance, tmp_path: Path,
+                                   rng: random.Random) -> None:
+    """With the store brought up to date only at checkpoints, the journal holds every change
+    since the last one: a start after a kill patches the store with all of them."""
+    build = Build(demo_inst)
+    rs, n = build.record_size, build.num_records
+    db, pre = tmp_path / "db.bin", tmp_path / "db.pre"
+    data = _raw_db(db, build, rng)
+    files, fitted, version = _open(build, db, pre)
+    PirServer(build, fitted, preprocessed=pre, threads=1, progress=False, log=lambda m: None)
+    updater = db_updates.Updater(files, version, store_every=3600.0)
+    texts = ["\n".join(f'{{"index": {rng.randrange(n)}, "value": "b{k}-{j}"}}'
+                       for j in range(rng.choice([1, 50])))
+             for k in range(4)]
+    for k, text in enumerate(texts):
+        if k == 2:
+            assert updater.checkpoint()  # the first two batches reach the store
+        report = updater.apply(changes.parse(text, "c", n, rs))
+        assert not report.store_patched
+        update_torture.oracle_apply(data, text, rs)
+    journal = update_journal.load(db)
+    assert journal is not None and journal.version == 4
+    assert len(journal.values) == len(changes.parse("\n".join(texts[2:]), "c", n, rs).values)
+    # killed here: no last checkpoint
+    notes: list[str] = []
+    files, fitted, version = _open(build, db, pre, notes)
+    assert version == 4 and db.read_bytes() == bytes(data)
+    assert any("finished the interrupted update of" in m for m in notes), notes
+    srv = PirServer(build, fitted, preprocessed=pre, threads=1, progress=False, version=version,
+                    log=notes.append)
+    assert srv.loaded_from_cache, notes
+    keys = ClientKeys.new(build.lib)
+    cid = srv.setup(keys.public_params())
+    for i in sorted(changes.parse("\n".join(texts), "c", n, rs).values)[:6]:
+        resp, _, _, v = srv.answer_versioned(cid, keys.query(i))
+        assert v == 4 and keys.decode(i, resp, rs) == bytes(data[i * rs : (i + 1) * rs])
+
+
 def test_journal_of_a_replaced_file_is_ignored(demo_inst: builder.Instance, tmp_path: Path,
                                                rng: random.Random) -> None:
     build = Build(demo_inst)

@@ -35,7 +35,8 @@ from spiralpir.optimizer.service.pir_server import PirServer
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "generated" / "demo"
 
-# the killed updater: versions v+1, v+2, ... each from batch(seed, version), forever
+# the killed updater: versions v+1, v+2, ... each from batch(seed, version), forever; the store
+# brought up to date after every batch, or every 0.3 s (then the journal holds several batches)
 CHILD = """
 import sys
 from pathlib import Path
@@ -50,7 +51,7 @@ seed = int(sys.argv[6])
 build = Build(builder.instance_paths(src, root))
 recs = records.read_records(db, build.record_size)
 files, fitted, version = db_updates.open_files(build, db, recs, pre, lambda m: None)
-up = db_updates.Updater(files, version, None, threads=1)
+up = db_updates.Updater(files, version, None, threads=1, store_every=float(sys.argv[7]))
 print("ready", version, flush=True)
 while True:
     text = batch_text(seed, up.version + 1, fitted.num_records, build.record_size)
@@ -126,7 +127,8 @@ class Torture:
     def iteration(self) -> None:
         child = subprocess.Popen(
             [sys.executable, "-c", CHILD, str(self.build.source_dir), str(self.root),
-             str(self.db), str(self.pre), str(Path(__file__).parent), str(self.seed)],
+             str(self.db), str(self.pre), str(Path(__file__).parent), str(self.seed),
+             str(self.rng.choice([0.0, 0.3]))],
             stdout=subprocess.PIPE, text=True)
         assert child.stdout is not None
         first = child.stdout.readline().split()
