@@ -72,6 +72,10 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
                                      ctypes.c_uint64, ctypes.c_void_p, ctypes.c_uint64,
                                      ctypes.c_uint32, ctypes.c_uint64, ctypes.c_void_p,
                                      ctypes.c_uint64]),
+    "db_touched_chunks": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64,
+                                         ctypes.c_void_p, ctypes.c_uint64]),
+    "server_db_words": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p),
+                                       ctypes.POINTER(ctypes.c_uint64)]),
 }
 
 # The streaming ABI's stage timings: the one-time part (PREFIX_server_prepare; "expansion" is
@@ -367,6 +371,14 @@ class ServerDb(_Handle):
         finally:
             del keep
 
+    def words_view(self) -> memoryview:
+        """The database's words as a saved file holds them after its header, read-only and
+        without a copy: valid while this database is neither replaced nor updated."""
+        ptr, size = ctypes.c_void_p(), ctypes.c_uint64()
+        self.lib.call("server_db_words", self.h, ctypes.byref(ptr), ctypes.byref(size))
+        buf = (ctypes.c_uint8 * size.value).from_address(int(ptr.value or 0))
+        return memoryview(buf).cast("B").toreadonly()
+
     def save_db(self, path: Path) -> None:
         self.lib.call("server_save_db", self.h, str(path).encode())
 
@@ -433,6 +445,17 @@ def patch_db_file(lib: Library, path: Path, records: Any, num_records: int, reco
                  ctypes.c_uint64(len(touched)))
     finally:
         del keep
+    return [k for k, t in enumerate(bytes(touched)) if t]
+
+
+def touched_chunks(lib: Library, plaintexts: list[int], chunk_bytes: int) -> list[int]:
+    """The ``chunk_bytes`` chunks of a saved database (header included) holding words of
+    ``plaintexts``."""
+    total = int(lib.params["preprocessed_db_bytes"])
+    touched = (ctypes.c_uint8 * -(-total // chunk_bytes))()
+    pts = (ctypes.c_uint64 * len(plaintexts))(*plaintexts)
+    lib.call("db_touched_chunks", pts, ctypes.c_uint64(len(plaintexts)),
+             ctypes.c_uint64(chunk_bytes), touched, ctypes.c_uint64(len(touched)))
     return [k for k, t in enumerate(bytes(touched)) if t]
 
 

@@ -221,8 +221,16 @@ class Updater:
         patched = False
         if self._trailer is not None and f.store_path is not None:
             plaintexts = sorted({i // f.items_per_plaintext for i in self._pending})
-            f.patch_store(self._base, self._trailer, self._fingerprint, plaintexts,
-                          self.threads, self.sync_store)
+            if self.live is not None:  # the answering buffer holds this version's image
+                chunks = binding.touched_chunks(f.build.lib, plaintexts, store.CHUNK_BYTES)
+                with self.live.reading() as (db, version):
+                    assert version == self.version
+                    store.rewrite_chunks(f.store_path, f.tie(self._base), self._trailer,
+                                         f.tie(self._fingerprint), chunks, db.words_view(),
+                                         self.sync_store)
+            else:
+                f.patch_store(self._base, self._trailer, self._fingerprint, plaintexts,
+                              self.threads, self.sync_store)
             patched = True
         elif f.store_path is not None:
             self._log(f"{f.store_path} was not a valid store of the records: not patched "

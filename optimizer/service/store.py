@@ -268,12 +268,10 @@ def patch(path: Path, base: Tie, base_trailer: bytes, tie: Tie,
     ``base_trailer``) to ``tie``: ``write(path)`` writes the changed words and returns the
     chunks it wrote; those are hashed again, the others keep their checksums, and the new
     trailer (same length) replaces the old one. A kill midway leaves a store that fails its
-    check until the update journal's batch is written again (update_journal.py). Without
+    check until the update journal's changes are written again (update_journal.py). Without
     ``sync`` the kernel writes the pages back when it will: a kill loses nothing, a power loss
     may, and the check at the next start then refuses the store (it is rebuilt)."""
-    sums = _parsed_sums(base_trailer, base)
-    if sums is None:
-        raise StoreRejected(f"preprocessed database {path}: the base trailer does not fit it")
+    sums = _base_sums(path, base, base_trailer)
     what = f"preprocessed database {path}"
     try:
         touched = write(path)
@@ -285,8 +283,45 @@ def patch(path: Path, base: Tie, base_trailer: bytes, tie: Tie,
                 if os.preadv(fd, [memoryview(buf)[:n]], k * CHUNK_BYTES) != n:
                     raise StoreRejected(f"{what}: truncated while patching (chunk {k})")
                 sums[k] = xxhash.xxh3_64_intdigest(memoryview(buf)[:n])
-            os.pwrite(fd, _trailer(tie, sums), tie.object_bytes)
-            if sync:
-                os.fsync(fd)
+            _finish(fd, tie, sums, sync)
     except OSError as exc:
         raise SpiralpirError(f"cannot patch {what}: {exc.strerror or exc}") from None
+
+
+def rewrite_chunks(path: Path, base: Tie, base_trailer: bytes, tie: Tie, chunks: list[int],
+                   words: memoryview, sync: bool = True) -> None:
+    """patch() from an image of the new object held in memory: ``words`` are its bytes after
+    the 32-byte header (the runtime's database words); each chunk in ``chunks`` is written
+    whole (no page of the file is read first) and hashed from memory."""
+    sums = _base_sums(path, base, base_trailer)
+    head = _OBJECT_HEADER.size
+    if len(words) != tie.object_bytes - head:
+        raise SpiralpirError(f"preprocessed database {path}: {len(words)} bytes of words for a "
+                             f"{tie.object_bytes}-byte object")
+    try:
+        with open(path, "r+b") as fh:
+            fd = fh.fileno()
+            header = os.pread(fd, head, 0)
+            for k in chunks:
+                lo, hi = k * CHUNK_BYTES, min((k + 1) * CHUNK_BYTES, tie.object_bytes)
+                data = header + words[: hi - head] if lo == 0 else words[lo - head : hi - head]
+                if os.pwrite(fd, data, lo) != len(data):
+                    raise SpiralpirError(f"preprocessed database {path}: short write")
+                sums[k] = xxhash.xxh3_64_intdigest(data)
+            _finish(fd, tie, sums, sync)
+    except OSError as exc:
+        raise SpiralpirError(f"cannot patch preprocessed database {path}: "
+                             f"{exc.strerror or exc}") from None
+
+
+def _base_sums(path: Path, base: Tie, base_trailer: bytes) -> list[int]:
+    sums = _parsed_sums(base_trailer, base)
+    if sums is None:
+        raise StoreRejected(f"preprocessed database {path}: the base trailer does not fit it")
+    return sums
+
+
+def _finish(fd: int, tie: Tie, sums: list[int], sync: bool) -> None:
+    os.pwrite(fd, _trailer(tie, sums), tie.object_bytes)
+    if sync:
+        os.fsync(fd)

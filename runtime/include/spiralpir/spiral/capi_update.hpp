@@ -11,6 +11,11 @@
 //                            uint64_t record_size, const uint64_t* pts, uint64_t count, uint32_t threads,
 //                            uint64_t chunk_bytes, uint8_t* touched, uint64_t touched_len);
 //       the same into a preprocessed file; touched[k] = 1 for each chunk_bytes chunk written
+//   int PREFIX_db_touched_chunks(const uint64_t* pts, uint64_t count, uint64_t chunk_bytes,
+//                                uint8_t* touched, uint64_t touched_len);   the chunks alone
+//   int PREFIX_server_db_words(void* server, const uint8_t** words, uint64_t* len);
+//       the database's words as a saved file holds them after its 32-byte header (valid until
+//       the database is replaced or updated)
 // Updates are not synchronised with answers on the same server: the caller keeps them apart.
 #pragma once
 
@@ -43,6 +48,21 @@
       if (path == nullptr) throw ::spiralpir::ArgumentError("db_patch_file: null path");                    \
       ::spiralpir::DbUpdate<PARAMS>::patch_file(path, records, num_records, record_size, pts, count,        \
                                                 threads, chunk_bytes, touched, touched_len);                \
+    });                                                                                                     \
+  }                                                                                                         \
+  __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _db_touched_chunks)(               \
+      const uint64_t* pts, uint64_t count, uint64_t chunk_bytes, uint8_t* touched, uint64_t touched_len) {   \
+    return ::spiralpir::capi::guarded([&] {                                                                 \
+      ::spiralpir::DbUpdate<PARAMS>::touched_chunks(pts, count, chunk_bytes, touched, touched_len);         \
+    });                                                                                                     \
+  }                                                                                                         \
+  __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _server_db_words)(                 \
+      void* server, const uint8_t** words, uint64_t* len) {                                                 \
+    return ::spiralpir::capi::guarded([&] {                                                                 \
+      auto& s = ::spiralpir::capi::deref<::spiralpir::Server<PARAMS>>(server, "server_db_words");          \
+      ::spiralpir::capi::check_out(words, "server_db_words");                                               \
+      ::spiralpir::capi::check_out(len, "server_db_words");                                                 \
+      *words = ::spiralpir::DbUpdate<PARAMS>::words(s, *len);                                               \
     });                                                                                                     \
   }                                                                                                         \
   }

@@ -204,6 +204,9 @@ class Database {
     }
   }
 
+  /// The words of a loaded database (read-only; a saved file holds them after its header).
+  const std::uint32_t* words() const { return words_; }
+
   /// The words of a built (not mapped, not implicit) database, for updating them in place.
   std::uint32_t* owned_words() {
     if (owned_.data() == nullptr || implicit())

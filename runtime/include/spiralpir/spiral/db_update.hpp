@@ -6,6 +6,8 @@
 //   DbUpdate<P>::patch_file(path, records, …, pts, count, threads, chunk_bytes, touched, touched_len)
 //       the same into a preprocessed file (mapped shared and writable; not flushed: fsync the file
 //       for that); marks in `touched` every chunk of `chunk_bytes` file bytes holding a written word
+//   DbUpdate<P>::touched_chunks(pts, count, chunk_bytes, touched, len)   those chunks alone
+//   DbUpdate<P>::words(server, len)   the server's database words, as a saved file holds them
 //
 // A plaintext index is P's (record r lives in plaintext r / items_per_pt; every instance of it,
 // and for the pack variants every one of its n² sub-database entries, is re-encoded). Callers
@@ -86,6 +88,27 @@ struct DbUpdate {
     }
     ::munmap(m, len);  // the page cache holds the words: fsync the file to make them durable
     mark_chunks(pts, count, chunk_bytes, touched);
+  }
+
+  /// `touched[k] = 1` for each chunk of `chunk_bytes` bytes of a saved database (header
+  /// included) that holds a word of plaintexts `pts`.
+  static void touched_chunks(const std::uint64_t* pts, std::uint64_t count, std::uint64_t chunk_bytes,
+                             std::uint8_t* touched, std::uint64_t touched_len) {
+    if (chunk_bytes == 0 || touched == nullptr ||
+        touched_len != (D::preprocessed_db_bytes + chunk_bytes - 1) / chunk_bytes)
+      throw ArgumentError("touched_chunks: the chunk map must have one byte per chunk of the database");
+    if (pts == nullptr && count != 0) throw ArgumentError("touched_chunks: null buffer");
+    for (std::uint64_t k = 0; k < count; ++k)
+      if (pts[k] >= D::num_pts) throw ArgumentError("touched_chunks: plaintext out of range");
+    mark_chunks(pts, count, chunk_bytes, touched);
+  }
+
+  /// The words of the server's database as a saved file holds them after its header.
+  static const std::uint8_t* words(const Server<P>& server, std::uint64_t& len) {
+    const DB& db = server.database();
+    if (!db.loaded() || db.implicit()) throw ArgumentError("db_words: no full database loaded");
+    len = db.bytes();
+    return reinterpret_cast<const std::uint8_t*>(db.words());
   }
 
  private:
