@@ -119,10 +119,14 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
         if token is not None:
             db_updates.check_updatable(records)
         if records.fmt == "binary":  # the versions of a file updates can change (db_updates.py)
-            lock = DbLock(db_path, writer=token is not None)  # noqa: F841 (held until exit)
+            # held until exit; a reader alone may finish an interrupted update first
+            lock, alone = (DbLock(db_path, writer=True), True) if token is not None else \
+                DbLock.reader_first_writing(db_path)
             files, records, version = db_updates.open_files(
                 build, db_path, records, cache_path(db_path),
-                lambda m: click.echo(m, err=True))
+                lambda m: click.echo(m, err=True), may_write=alone)
+            if token is None and alone:
+                lock.downgrade()
         srv = pir_server.PirServer(build, records, preprocessed=cache_path(db_path), **common,
                                    version=version, updatable=token is not None)
         if token is not None:

@@ -35,6 +35,21 @@ class DbLock:
                     "running server with `spiralpir update --server URL`)" if writer else
                     "an update or a server taking updates holds it")) from None
 
+    @classmethod
+    def reader_first_writing(cls, path: Path) -> tuple[DbLock, bool]:
+        """A reader's lock, held exclusively if no one else holds one (then the reader may
+        finish an interrupted update first, and ``downgrade`` afterwards): (lock, exclusive)."""
+        try:
+            return cls(path, writer=True), True
+        except SpiralpirError:
+            return cls(path, writer=False), False
+
+    def downgrade(self) -> None:
+        """Exclusive to shared (not atomic: another writer may take it in between, and a
+        reader then fails to start rather than serve a file being patched)."""
+        assert self._fd is not None
+        fcntl.flock(self._fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+
     def close(self) -> None:
         if self._fd is not None:
             os.close(self._fd)

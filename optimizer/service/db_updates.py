@@ -6,10 +6,13 @@
   2. the journal (update_journal.py) is committed: from here the new version survives a kill;
   3. a live server's inactive buffer is re-encoded at the changed plaintexts and switched in
      (live_db.py): the version is visible;
-  4. the records file is patched in place (fsynced), then the store: its changed plaintexts
-     re-encoded into the file, the chunks written re-hashed, the trailer rewritten
-     (store.patch; a live server leaves its pages to the kernel's write-back, ``sync_store``).
-A kill during 3 or 4 leaves files that ``recover`` (run before a database is loaded) finishes
+  4. the records file is patched in place (fsynced);
+  5. at a checkpoint (Updater: after every batch, or every few seconds on a live server) the
+     store: the changed plaintexts' words written in place (encoded into the file, or whole
+     chunks copied from the answering buffer), those chunks re-hashed, the trailer rewritten
+     (store.patch / store.rewrite_chunks; a live server leaves the pages to the kernel's
+     write-back, ``sync_store``). Until then the journal holds every change since the last.
+A kill during 3 to 5 leaves files that ``recover`` (run before a database is loaded) finishes
 from the journal; a kill before 2 leaves the old version. Only binary records files are
 updated in place (the journal holds their records; other formats are rewritten by their owner).
 """
@@ -97,10 +100,11 @@ class DbFiles:
         store.patch(self.store_path, self.tie(base), base_trailer, self.tie(new), write, sync)
 
 
-def recover(files: DbFiles, log: Log) -> int:
-    """Finish a batch a kill interrupted (records file, then store) and return the database's
+def recover(files: DbFiles, log: Log, may_write: bool = True) -> int:
+    """Finish what a kill interrupted (records file, then store) and return the database's
     version (0 without a journal). A journal of other records (the file was replaced) is left
-    alone: versions go on from the one after it."""
+    alone: versions go on from the one after it. Without ``may_write`` (other servers read the
+    files) work to finish is an error."""
     for stale in update_journal.remove_stale(files.db_path):
         log(f"removed {stale}, left by an earlier run")
     journal = update_journal.load(files.db_path)
@@ -122,10 +126,14 @@ def recover(files: DbFiles, log: Log) -> int:
             log(f"{what} does not lead to these records (the file was replaced?): ignored; "
                 f"versions continue at {journal.version + 1}")
             return journal.version + 1
+        if not may_write:
+            raise SpiralpirError(_busy(files.db_path))
         update_journal.write_records(files.db_path, journal.values, files.file_record_size)
         log(f"finished the interrupted update to version {journal.version} in {files.db_path}")
     if files.store_path is not None and journal.store_trailer and \
             store.trailer_for(files.store_path, files.tie(journal.fingerprint)) is None:
+        if not may_write:
+            raise SpiralpirError(_busy(files.db_path))
         plaintexts = sorted({i // files.items_per_plaintext for i in journal.values})
         try:
             files.patch_store(journal.base_fingerprint, journal.store_trailer,
@@ -137,12 +145,18 @@ def recover(files: DbFiles, log: Log) -> int:
     return journal.version
 
 
+def _busy(db_path: Path) -> str:
+    return (f"an update of {db_path} was interrupted and other servers read it: stop them and "
+            "start one server alone to finish it")
+
+
 def open_files(build: Build, db_path: Path, records: database.Records,
-               store_path: Path | None, log: Log) -> tuple[DbFiles, database.Records, int]:
+               store_path: Path | None, log: Log, may_write: bool = True
+               ) -> tuple[DbFiles, database.Records, int]:
     """The records fitted to the build, their files (after ``recover``) and their version."""
     fitted = database.fit_to_build(records, build.num_records, build.record_size, build.label)
     files = DbFiles(build, db_path, fitted, records.record_size, store_path)
-    return files, fitted, recover(files, log)
+    return files, fitted, recover(files, log, may_write)
 
 
 class Updater:

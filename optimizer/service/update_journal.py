@@ -1,14 +1,15 @@
 """The update journal: the write-ahead record that makes a batch of record changes durable
 before any file is touched, and names the database's version (runtime/FORMATS.md §9).
 
-``DB.spiralpir-journal`` next to a binary records file holds the last committed batch: its
-version, the fingerprints of the records before and after it, the new bytes of every changed
-record, and the store trailer the batch started from. It is written whole or not at all
-(atomic_file: temporary file, fsync, rename, directory fsync), and only then are the records
-file and the store patched in place. A start (``recover``) therefore finds the records either
-already at the journal's version or at any mix of the old and new bytes of the batch's records
-(a kill while patching): writing the batch again gives the new version, which the fingerprint
-confirms. The journal stays after the batch is applied: it is how a start knows the version.
+``DB.spiralpir-journal`` next to a binary records file holds every change since the store's
+last checkpoint, merged: the version they make, the fingerprints of the records at the
+checkpoint and after the changes, the new bytes of every changed record, and the store trailer
+of the checkpoint. It is written whole or not at all (atomic_file: temporary file, fsync,
+rename, directory fsync) for each batch, and only then are the records file and the store
+patched in place. A start (``recover``, db_updates.py) therefore finds the records either at
+the journal's version or at a mix of older and new bytes of its records (a kill while
+patching): writing the changes again gives the version, which the fingerprint confirms. The
+journal stays after the batch is applied: it is how a start knows the version.
 """
 
 from __future__ import annotations
@@ -38,10 +39,10 @@ class JournalError(SpiralpirError):
 
 @dataclass(frozen=True)
 class Journal:
-    """One committed batch: ``values`` (index -> new bytes of ``record_size``, the records
-    file's size) take the records from ``base_fingerprint`` to ``fingerprint`` (records.py
-    fitted to the build, store.records_fingerprint); ``store_trailer``: the store's trailer
-    before the batch (empty if there was no valid store)."""
+    """The changes since the checkpoint: ``values`` (index -> new bytes of ``record_size``,
+    the records file's size) take the records from ``base_fingerprint`` to ``fingerprint``
+    (records.py fitted to the build, store.records_fingerprint); ``store_trailer``: the store's
+    trailer at the checkpoint (empty if there was no valid store)."""
 
     version: int
     record_size: int

@@ -220,7 +220,10 @@ def test_deferred_store_checkpoint(demo_inst: builder.Instance, tmp_path: Path,
     journal = update_journal.load(db)
     assert journal is not None and journal.version == 4
     assert len(journal.values) == len(changes.parse("\n".join(texts[2:]), "c", n, rs).values)
-    # killed here: no last checkpoint
+    # killed here: no last checkpoint; a server that shares the file cannot finish the work
+    with pytest.raises(SpiralpirError, match="was interrupted and other servers read it"):
+        db_updates.open_files(build, db, database.read_records(db, rs), pre, print,
+                              may_write=False)
     notes: list[str] = []
     files, fitted, version = _open(build, db, pre, notes)
     assert version == 4 and db.read_bytes() == bytes(data)
