@@ -97,13 +97,18 @@ def write_atomic(out: Path, data: bytes) -> None:
               default=None, help="Local generated/NAME of the server's build (default: found "
               "by the name the server reports).")
 @click.option("--build-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+@click.option("--min-version", type=click.IntRange(min=0), default=0,
+              help="Refuse an answer from a database version older than this (the server "
+              "says which version it holds; updates raise it).")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON report (records in hex).")
 def query(url: str, index: list[int], out: Path | None, streaming: bool, blocks_text: str | None,
           in_flight: int, progress: bool, state: Path | None, source_dir: Path | None,
-          build_dir: Path | None, as_json: bool) -> None:
+          build_dir: Path | None, min_version: int, as_json: bool) -> None:
     """Fetch record INDEX without the server learning INDEX."""
     if (blocks_text is not None or in_flight != 2) and not streaming:
         raise SpiralpirError("--blocks and --in-flight need --stream")
+    if min_version and streaming:
+        raise SpiralpirError("--min-version applies to a server of one database, not --stream")
     check_out_file(out, "--out")
     client = PirClient(server_url(url), source_dir=source_dir, build_dir=build_dir,
                        state_path=state)
@@ -121,7 +126,7 @@ def query(url: str, index: list[int], out: Path | None, streaming: bool, blocks_
         elif batch:
             result = client.get_many(index)
         else:
-            result = client.query(index[0])
+            result = client.query(index[0], min_version)
     finally:
         client.close()
     if out is not None:
@@ -150,7 +155,9 @@ def report_one(result: QueryResult, out: Path | None) -> None:
         click.echo(result.record.hex())
     s = result.seconds
     click.echo(
-        sizes_line(f"record {result.index}: {len(result.record)} bytes", out,
+        sizes_line(f"record {result.index}: {len(result.record)} bytes"
+                   + (f" (database version {result.version})" if result.version is not None
+                      else ""), out,
                    f", response {result.response_bytes:,} B", result)
         + f"; server {s['server'] * 1e3:.1f} ms, round trip {s['round_trip'] * 1e3:.1f} ms, "
         f"query {s['query_gen'] * 1e3:.1f} ms, decode {s['decode'] * 1e3:.1f} ms",

@@ -16,10 +16,12 @@ from pathlib import Path
 
 import click
 from spiralpir.optimizer.errors import SpiralpirError
-from spiralpir.optimizer.service import batch_server, http_server, pir_server, store
+from spiralpir.optimizer.service import batch_server, db_updates, http_server, pir_server, store
 from spiralpir.optimizer.service import records as database
+from spiralpir.optimizer.service.admin_http import Admin, read_token
 from spiralpir.optimizer.service.binding import prepared_query_bytes
 from spiralpir.optimizer.service.builds import open_build
+from spiralpir.optimizer.service.db_lock import DbLock
 from spiralpir.optimizer.service.listener import bind_listener
 
 
@@ -69,6 +71,10 @@ from spiralpir.optimizer.service.listener import bind_listener
               help="Seconds an idle stream session is kept.")
 @click.option("--quiet", is_flag=True, help="No access log (one line per request on stderr: "
               "peer, method, path, status, response bytes, seconds).")
+@click.option("--admin-token-file", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, help="Enable POST /v1/admin/update (live record updates of a "
+              "binary --db) for requests bearing the token in this file; the database is then "
+              "held in memory twice. Without it there is no admin endpoint.")
 @click.option("--ci", is_flag=True, help="Use the build's CI-sized twin.")
 @click.option("--build-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
 @click.option("--batch-layout", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -79,11 +85,15 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
           preprocessed: Path | None, no_cache: bool, max_clients: int | None,
           client_memory: str, workers: int, max_queue: int, max_uploads: int,
           header_timeout: float, body_timeout: float, max_streams: int, stream_ttl: float,
-          quiet: bool, ci: bool, build_dir: Path | None, batch_layout: Path | None) -> None:
+          quiet: bool, admin_token_file: Path | None, ci: bool, build_dir: Path | None,
+          batch_layout: Path | None) -> None:
     """Serve DB privately: POST /v1/setup, POST /v1/query, GET /v1/params, GET /v1/health
     (with --stream: POST /v1/stream, GET /v1/stream/ID/blocks/K, DELETE /v1/stream/ID)."""
     if (db_path is None) == (not stream_paths):
         raise SpiralpirError("give either --db FILE or --stream DIR_OR_FILE (repeatable)")
+    if admin_token_file is not None and db_path is None:
+        raise SpiralpirError("--admin-token-file updates one --db, not a --stream")
+    token = read_token(admin_token_file) if admin_token_file is not None else None
     memory = parse_size(client_memory, "--client-memory")
     limits = http_server.Limits(header_timeout, body_timeout, max_uploads, max_queue)
     paths = pir_server.stream_block_paths(stream_paths) if stream_paths else []
@@ -106,11 +116,15 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
 
     common = {"threads": threads, "max_clients": max_clients, "client_memory": memory,
               "max_streams": max_streams, "stream_ttl": stream_ttl}
+    admin = None
     if batch_layout is None and (source_dir / batch_server.BATCH_FILE).is_file():
         batch_layout = source_dir / batch_server.BATCH_FILE
     if batch_layout is not None:
         if db_path is None:
             raise SpiralpirError("a batch build serves one --db (as buckets), not --stream")
+        if token is not None:
+            raise SpiralpirError("--admin-token-file: a batch build's buckets take no updates "
+                                 "yet; serve it without updates")
         layout = batch_server.read_layout(batch_layout)
         records = database.read_records(db_path, build.record_size, record_size, fmt)
         store_dir = None if no_cache else (
@@ -124,9 +138,31 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
                    err=True)
     elif db_path is not None:
         records = database.read_records(db_path, build.record_size, record_size, fmt)
-        srv = pir_server.PirServer(build, records, preprocessed=cache_path(db_path), **common)
+        version = 0
+        if token is not None:
+            db_updates.check_updatable(records)
+        if records.fmt == "binary":  # the versions of a file updates can change (db_updates.py)
+            # held until exit; a reader alone may finish an interrupted update first
+            lock, alone = (DbLock(db_path, writer=True), True) if token is not None else \
+                DbLock.reader_first_writing(db_path)
+            files, records, version = db_updates.open_files(
+                build, db_path, records, cache_path(db_path),
+                lambda m: click.echo(m, err=True), may_write=alone)
+            if token is None and alone:
+                lock.downgrade()
+        srv = pir_server.PirServer(build, records, preprocessed=cache_path(db_path), **common,
+                                   version=version, updatable=token is not None)
+        if token is not None:
+            # the store is a checked cache of the fsynced records file and journal: its pages
+            # go to disk with the kernel's write-back (a power loss at worst forces a rebuild)
+            updater = db_updates.Updater(files, version, srv.live, sync_store=False,
+                                         store_every=STORE_EVERY,
+                                         log=lambda m: click.echo(m, err=True))
+            admin = Admin(token, updater, srv.num_records)
         click.echo(f"serving {srv.num_records} records x {srv.record_size} bytes with build "
-                   f"{build.label}" + assumed_size(records, record_size), err=True)
+                   f"{build.label}" + assumed_size(records, record_size)
+                   + (f", database version {version}" if records.fmt == "binary" else "")
+                   + (", updates enabled (POST /v1/admin/update)" if admin else ""), err=True)
     else:
         caches = [cache_path(p) for p in paths]  # option errors before reading any block
         blocks = [(database.read_records(p, build.record_size, record_size, fmt), pre)
@@ -145,7 +181,16 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
                f"queries); {workers} worker(s), {max_queue} queued, "
                f"{max_uploads} uploads at once; timeouts: header {header_timeout:g} s, body "
                f"{body_timeout:g} s", err=True)
-    http_server.run(srv, host, port, workers, limits, sock=sock, quiet=quiet)
+    try:
+        http_server.run(srv, host, port, workers, limits, sock=sock, quiet=quiet, admin=admin)
+    finally:
+        if admin is not None:  # bring the store to the last version before exiting
+            admin.updater.close()
+
+
+# seconds between store checkpoints of a server taking updates (db_updates.Updater): the
+# journal holds the changes meanwhile, so one pass over the store serves many batches
+STORE_EVERY = 10.0
 
 
 def assumed_size(records: database.Records, record_size: int | None) -> str:

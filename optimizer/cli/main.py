@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sample-db": ("spiralpir.optimizer.cli.cmd_sample_db", "sample_db"),
     "serve": ("spiralpir.optimizer.cli.cmd_serve", "serve"),
     "query": ("spiralpir.optimizer.cli.cmd_query", "query"),
+    "update": ("spiralpir.optimizer.cli.cmd_update", "update"),
     "demo": ("spiralpir.optimizer.cli.cmd_demo", "demo"),
 }
 

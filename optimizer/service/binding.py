@@ -63,6 +63,19 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "server_answer_prepared": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, _c_u8_pp,
                                               _c_size_p, ctypes.POINTER(ctypes.c_double)]),
     "prepared_free": (None, [ctypes.c_void_p]),
+    # record updates (capi_update.hpp)
+    "server_copy_db": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p]),
+    "server_update_records": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64,
+                                             ctypes.c_uint64, ctypes.c_void_p, ctypes.c_uint64,
+                                             ctypes.c_uint32]),
+    "db_patch_file": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_uint64,
+                                     ctypes.c_uint64, ctypes.c_void_p, ctypes.c_uint64,
+                                     ctypes.c_uint32, ctypes.c_uint64, ctypes.c_void_p,
+                                     ctypes.c_uint64]),
+    "db_touched_chunks": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64,
+                                         ctypes.c_void_p, ctypes.c_uint64]),
+    "server_db_words": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p),
+                                       ctypes.POINTER(ctypes.c_uint64)]),
 }
 
 # The streaming ABI's stage timings: the one-time part (PREFIX_server_prepare; "expansion" is
@@ -328,15 +341,7 @@ class ServerDb(_Handle):
     def load_records(self, records: Any, num_records: int, record_size: int,
                      progress: Callable[[int, int], None] | None = None) -> None:
         """records: a buffer (bytes, bytearray, mmap, memoryview) of num_records*record_size."""
-        view = memoryview(records).cast("B")
-        if len(view) < num_records * record_size:
-            raise SpiralpirError("record buffer shorter than num_records * record_size")
-        if view.readonly:
-            ptr = ctypes.cast(ctypes.c_char_p(bytes(view)), ctypes.c_void_p)
-            keep: Any = ptr
-        else:
-            keep = (ctypes.c_uint8 * len(view)).from_buffer(view)
-            ptr = ctypes.cast(keep, ctypes.c_void_p)
+        keep, ptr = _records_pointer(records, num_records, record_size)
 
         def _cb(_ctx: Any, done: int, total: int) -> None:
             if progress is not None:
@@ -348,6 +353,31 @@ class ServerDb(_Handle):
                           ctypes.c_uint64(record_size), cb, None)
         finally:
             del keep
+
+    def copy_from(self, other: ServerDb) -> None:
+        """Hold an in-memory copy of ``other``'s database (built or mapped)."""
+        self.lib.check_same(other.lib, "database")
+        self.lib.call("server_copy_db", self.h, other.h)
+
+    def update_records(self, records: Any, num_records: int, record_size: int,
+                       plaintexts: list[int], threads: int = 1) -> None:
+        """Re-encode ``plaintexts`` of this in-memory database from all of ``records``."""
+        keep, ptr = _records_pointer(records, num_records, record_size)
+        pts = (ctypes.c_uint64 * len(plaintexts))(*plaintexts)
+        try:
+            self.lib.call("server_update_records", self.h, ptr, ctypes.c_uint64(num_records),
+                          ctypes.c_uint64(record_size), pts, ctypes.c_uint64(len(plaintexts)),
+                          ctypes.c_uint32(threads))
+        finally:
+            del keep
+
+    def words_view(self) -> memoryview:
+        """The database's words as a saved file holds them after its header, read-only and
+        without a copy: valid while this database is neither replaced nor updated."""
+        ptr, size = ctypes.c_void_p(), ctypes.c_uint64()
+        self.lib.call("server_db_words", self.h, ctypes.byref(ptr), ctypes.byref(size))
+        buf = (ctypes.c_uint8 * size.value).from_address(int(ptr.value or 0))
+        return memoryview(buf).cast("B").toreadonly()
 
     def save_db(self, path: Path) -> None:
         self.lib.call("server_save_db", self.h, str(path).encode())
@@ -385,6 +415,48 @@ class ServerDb(_Handle):
             out["modswitch"] += out["packing"]
             out["packing"] = 0.0
         return data, out
+
+
+def _records_pointer(records: Any, num_records: int, record_size: int) -> tuple[Any, Any]:
+    """(keep-alive object, void pointer) of a records buffer of num_records*record_size."""
+    view = memoryview(records).cast("B")
+    if len(view) < num_records * record_size:
+        raise SpiralpirError("record buffer shorter than num_records * record_size")
+    if view.readonly:
+        ptr = ctypes.cast(ctypes.c_char_p(bytes(view)), ctypes.c_void_p)
+        return ptr, ptr
+    keep = (ctypes.c_uint8 * len(view)).from_buffer(view)
+    return keep, ctypes.cast(keep, ctypes.c_void_p)
+
+
+def patch_db_file(lib: Library, path: Path, records: Any, num_records: int, record_size: int,
+                  plaintexts: list[int], chunk_bytes: int, threads: int = 1) -> list[int]:
+    """Re-encode ``plaintexts`` into the preprocessed file at ``path`` from all of ``records``
+    (into the page cache: fsync the file to make them durable); returns the indices of the
+    ``chunk_bytes`` chunks of the file written."""
+    total = int(lib.params["preprocessed_db_bytes"])
+    touched = (ctypes.c_uint8 * -(-total // chunk_bytes))()
+    keep, ptr = _records_pointer(records, num_records, record_size)
+    pts = (ctypes.c_uint64 * len(plaintexts))(*plaintexts)
+    try:
+        lib.call("db_patch_file", str(path).encode(), ptr, ctypes.c_uint64(num_records),
+                 ctypes.c_uint64(record_size), pts, ctypes.c_uint64(len(plaintexts)),
+                 ctypes.c_uint32(threads), ctypes.c_uint64(chunk_bytes), touched,
+                 ctypes.c_uint64(len(touched)))
+    finally:
+        del keep
+    return [k for k, t in enumerate(bytes(touched)) if t]
+
+
+def touched_chunks(lib: Library, plaintexts: list[int], chunk_bytes: int) -> list[int]:
+    """The ``chunk_bytes`` chunks of a saved database (header included) holding words of
+    ``plaintexts``."""
+    total = int(lib.params["preprocessed_db_bytes"])
+    touched = (ctypes.c_uint8 * -(-total // chunk_bytes))()
+    pts = (ctypes.c_uint64 * len(plaintexts))(*plaintexts)
+    lib.call("db_touched_chunks", pts, ctypes.c_uint64(len(plaintexts)),
+             ctypes.c_uint64(chunk_bytes), touched, ctypes.c_uint64(len(touched)))
+    return [k for k, t in enumerate(bytes(touched)) if t]
 
 
 def build_literal(params_json: Path, ci: bool) -> dict[str, Any]:

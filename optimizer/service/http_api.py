@@ -11,6 +11,11 @@
                    -> one response per bucket, same framing (a server of a batch build)
   GET  /v1/params  the build's parameters, shapes, blocks, exact message sizes, limits
   GET  /v1/health  {"status": "ok", ...}
+  POST /v1/admin/update  header Authorization: Bearer TOKEN, body: CHANGES (JSON Lines)
+                   -> {"version": ..., ...} (only with serve --admin-token-file; else 404)
+
+A query's response names the database version it was computed against (VERSION_HEADER); a
+query may ask for at least a version (MIN_VERSION_HEADER: 412 if the server is older).
 
 Errors are JSON {"error": message} with a 4xx status (503 with Retry-After when the server
 is full; the request may be sent again after that many seconds).
@@ -30,12 +35,15 @@ STREAM = "/v1/stream"
 BATCH = "/v1/batch"
 PARAMS = "/v1/params"
 HEALTH = "/v1/health"
+ADMIN_UPDATE = "/v1/admin/update"
 
 CLIENT_HEADER = "X-Spiralpir-Client-Id"
 BLOCK_HEADER = "X-Spiralpir-Block"
 BLOCK_BYTES_HEADER = "X-Spiralpir-Block-Bytes"
 SECONDS_HEADER = "X-Spiralpir-Server-Seconds"
 STAGES_HEADER = "X-Spiralpir-Stages"
+VERSION_HEADER = "X-Spiralpir-Db-Version"
+MIN_VERSION_HEADER = "X-Spiralpir-Min-Version"
 STREAM_HEADERS = (BLOCK_HEADER, BLOCK_BYTES_HEADER, SECONDS_HEADER, STAGES_HEADER)
 
 # numbers and ids in paths and headers: ASCII only (str.isdigit accepts '²', int() accepts '١')

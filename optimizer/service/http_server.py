@@ -34,9 +34,16 @@ from typing import Any
 from aiohttp import ClientPayloadError, web
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.service import http_api as api
+from spiralpir.optimizer.service.admin_http import Admin
 from spiralpir.optimizer.service.batch_server import BatchServer
 from spiralpir.optimizer.service.binding import StorageError
-from spiralpir.optimizer.service.pir_server import BadBlock, PirServer, ServerFull, UnknownClient
+from spiralpir.optimizer.service.pir_server import (
+    BadBlock,
+    PirServer,
+    ServerFull,
+    StaleVersion,
+    UnknownClient,
+)
 from spiralpir.optimizer.service.sessions import StreamSession, UnknownStream
 
 # seconds between returns of freed memory to the system while the server is idle
@@ -142,8 +149,10 @@ def access_line(request: Any, resp: Any, seconds: float) -> str:
 
 
 def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None,
-             access_log: Callable[[str], None] | None = None) -> web.Application:
-    """The HTTP API over server; access_log receives one line per request answered."""
+             access_log: Callable[[str], None] | None = None,
+             admin: Admin | None = None) -> web.Application:
+    """The HTTP API over server; access_log receives one line per request answered; admin
+    (admin_http.py): the update endpoint, absent without it."""
     limits = limits or Limits()
     workers = max(1, workers)
     setup_limit = api.body_limit(server.public_params_bytes)
@@ -154,10 +163,12 @@ def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None,
                    if isinstance(server, BatchServer) else 0)
     if batch_limit:
         body_limits[(api.BATCH, "POST")] = batch_limit
+    if admin is not None:
+        body_limits[(api.ADMIN_UPDATE, "POST")] = admin.max_body
     max_admitted = workers + limits.max_queue
     executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="spiralpir")
     stats = {"queries": 0, "errors": 0, "setups": 0, "streams": 0, "blocks": 0, "busy": 0,
-             "timeouts": 0, "batches": 0}
+             "timeouts": 0, "batches": 0, "updates": 0}
     # requests admitted (reading a body, waiting for or holding a worker) and bodies being read;
     # only the event loop touches these
     load = {"admitted": 0, "uploads": 0}
@@ -223,17 +234,21 @@ def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None,
             return error(400, f"empty {what}")
         return bytes(body)
 
-    async def run_job(fn: Callable[..., Any], *args: Any, rejected: str = "rejected query") -> Any:
+    async def run_job(fn: Callable[..., Any], *args: Any, rejected: str = "rejected query",
+                      pool: ThreadPoolExecutor | None = None) -> Any:
         """fn(*args) in the thread pool; SpiralpirErrors become the matching 4xx response."""
         start = time.perf_counter()
         try:
-            return await asyncio.get_running_loop().run_in_executor(executor, fn, *args)
+            return await asyncio.get_running_loop().run_in_executor(pool or executor, fn, *args)
         except (UnknownClient, UnknownStream) as exc:
             return error(404, str(exc))
         except ServerFull as exc:
             return busy(str(exc))
         except BadBlock as exc:
             return error(400, str(exc))
+        except StaleVersion as exc:
+            return error(412, str(exc), {api.VERSION_HEADER: str(server.live.version
+                                                                 if server.live else 0)})
         except StorageError as exc:  # the operator's to fix; said on the server's log too
             print(f"refusing to answer: {exc}", file=sys.stderr, flush=True)
             return error(503, f"the server's database is unusable: {exc}")
@@ -280,14 +295,20 @@ def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None,
         return web.json_response({"client_id": client_id})
 
     async def query(request: Any) -> Any:
-        out = await client_query(request, server.answer)
+        text = request.headers.get(api.MIN_VERSION_HEADER, "0")
+        min_version = api.parse_decimal(text)
+        if min_version is None:
+            return error(400, f"malformed {api.MIN_VERSION_HEADER} header "
+                              f"'{one_line(text, 40)}' (a non-negative integer)")
+        out = await client_query(
+            request, lambda cid, body, pp: server.answer_versioned(cid, body, pp, min_version))
         if not isinstance(out, tuple):
             return out
-        resp, stages, secs = out
+        resp, stages, secs, version = out
         stats["queries"] += 1
         return web.Response(
             body=resp, content_type="application/octet-stream",
-            headers=api.answer_headers(secs, stages),
+            headers={**api.answer_headers(secs, stages), api.VERSION_HEADER: str(version)},
         )
 
     async def batch(request: Any) -> Any:
@@ -301,6 +322,23 @@ def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None,
         stats["batches"] += 1
         return web.Response(body=resp, content_type="application/octet-stream",
                             headers=api.answer_headers(secs, stages))
+
+    async def admin_update(request: Any) -> Any:
+        assert admin is not None
+        if not admin.authorized(request.headers.get("Authorization")):
+            resp = error(401, "missing or wrong admin token (Authorization: Bearer TOKEN, the "
+                              "token of serve --admin-token-file)",
+                         {"WWW-Authenticate": 'Bearer realm="spiralpir-admin"'})
+            resp.force_close()  # its body is not read
+            return resp
+        body = await read_body(request, admin.max_body, "change batch")
+        if not isinstance(body, bytes):
+            return body
+        out = await run_job(admin.apply, body, rejected="rejected changes", pool=admin.executor)
+        if not isinstance(out, dict):
+            return out
+        stats["updates"] += 1
+        return web.json_response(out)
 
     async def open_stream(request: Any) -> Any:
         out = await client_query(request, server.open_stream)
@@ -362,6 +400,7 @@ def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None,
             "admitted": load["admitted"], "max_admitted": max_admitted,
             "uploads": load["uploads"], "max_uploads": limits.max_uploads,
             "open_streams": len(server.sessions), **stats,
+            "version": server.live.version if server.live is not None else None,
         })
 
     @web.middleware
@@ -385,7 +424,9 @@ def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None,
 
     async def guarded(request: Any, handler: Callable[[Any], Any]) -> Any:
         route = (request.path, request.method)
-        if route not in body_limits and request.body_exists:
+        # an unknown route is a 404 whatever it carries (no admin endpoint: 404, not 413)
+        if route not in body_limits and request.body_exists and \
+                request.match_info.http_exception is None:
             resp = error(413, f"{request.method} {one_line(request.path, 80)} takes no body")
             resp.force_close()
             return resp
@@ -437,6 +478,8 @@ def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None,
 
     async def on_cleanup(_app: Any) -> None:
         executor.shutdown(wait=False, cancel_futures=True)
+        if admin is not None:
+            admin.executor.shutdown(wait=False, cancel_futures=True)
 
     app = web.Application(client_max_size=max(setup_limit, query_limit, batch_limit) + 1024,
                           middlewares=[guard])
@@ -450,6 +493,8 @@ def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None,
         web.get(api.PARAMS, params),
         web.get(api.HEALTH, health),
     ])
+    if admin is not None:
+        app.add_routes([web.post(api.ADMIN_UPDATE, admin_update)])
     app.cleanup_ctx.append(sweeper)
     app.on_cleanup.append(on_cleanup)
     return app
@@ -457,7 +502,7 @@ def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None,
 
 def run(server: PirServer, host: str, port: int, workers: int = 2,
         limits: Limits | None = None, sock: socket.socket | None = None,
-        quiet: bool = False) -> None:
+        quiet: bool = False, admin: Admin | None = None) -> None:
     """Serve until SIGINT/SIGTERM (when run in the main thread; in another thread it serves
     until the process ends); prints one 'listening on URL' line once bound. `sock`: a socket
     bound earlier (listener.bind_listener) to serve on instead of binding host:port. Each
@@ -471,7 +516,7 @@ def run(server: PirServer, host: str, port: int, workers: int = 2,
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.add_signal_handler(sig, stop.set)
         log = None if quiet else (lambda line: print(line, file=sys.stderr, flush=True))
-        runner = web.AppRunner(make_app(server, workers, limits, log), access_log=None,
+        runner = web.AppRunner(make_app(server, workers, limits, log, admin), access_log=None,
                                shutdown_timeout=2.0)
         await runner.setup()
         manager = runner.server

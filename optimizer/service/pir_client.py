@@ -219,13 +219,15 @@ class PirClient:
         return self._send("POST", path, limit, data=data,
                           headers={"Content-Type": "application/octet-stream", **(headers or {})})
 
-    def _post_query(self, path: str, q: bytes, limit: int) -> tuple[Reply, int]:
+    def _post_query(self, path: str, q: bytes, limit: int,
+                    headers: dict[str, str] | None = None) -> tuple[Reply, int]:
         """POST a query for our client id; while the server does not know the id (evicted,
         restarted), upload the public parameters again and resend (at most RETRIES times,
         with backoff). Returns (reply, bytes uploaded)."""
         uploaded = self.setup()
         for attempt in range(RETRIES + 1):
-            r = self._post(path, q, {api.CLIENT_HEADER: str(self.client_id)}, limit)
+            r = self._post(path, q, {api.CLIENT_HEADER: str(self.client_id), **(headers or {})},
+                           limit)
             if r.status_code != 404 or attempt == RETRIES:
                 break
             self.retries["setup"] += 1
@@ -240,8 +242,9 @@ class PirClient:
             raise SpiralpirError(f"index {index} out of range: the server holds "
                                  f"{num_records} records (0 .. {num_records - 1})")
 
-    def query(self, index: int) -> QueryResult:
-        """Privately retrieve record ``index``."""
+    def query(self, index: int, min_version: int = 0) -> QueryResult:
+        """Privately retrieve record ``index`` (from database version ``min_version`` or
+        later: an older server refuses, naming its version)."""
         if len(self.blocks) > 1:
             raise SpiralpirError(f"{self.url} streams {len(self.blocks)} databases: retrieve "
                                  "from it with `spiralpir query --stream` (PirClient.stream)")
@@ -250,7 +253,9 @@ class PirClient:
         t0 = time.perf_counter()
         q = self.keys.query(index)
         t1 = time.perf_counter()
-        r, again = self._post_query(api.QUERY, q, self.response_limit)
+        r, again = self._post_query(api.QUERY, q, self.response_limit,
+                                    {api.MIN_VERSION_HEADER: str(min_version)}
+                                    if min_version else None)
         t2 = time.perf_counter()
         uploaded += again
         if r.status_code != 200:
@@ -263,6 +268,7 @@ class PirClient:
             public_params_bytes_uploaded=uploaded,
             seconds={"query_gen": t1 - t0, "round_trip": t2 - t1, "decode": t3 - t2,
                      "server": reported_seconds(r.headers.get(api.SECONDS_HEADER))},
+            version=api.parse_decimal(r.headers.get(api.VERSION_HEADER, "")),
         )
 
     def get_many(self, indices: Sequence[int]) -> BatchResult:

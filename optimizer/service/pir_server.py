@@ -38,6 +38,7 @@ from spiralpir.optimizer.service.binding import (
     prepared_query_bytes,
 )
 from spiralpir.optimizer.service.http_api import API_VERSION, client_id_of
+from spiralpir.optimizer.service.live_db import LiveDb
 from spiralpir.optimizer.service.progress_lines import ProgressLines
 from spiralpir.optimizer.service.served_estimate import served_estimate
 from spiralpir.optimizer.service.sessions import StreamSession, StreamSessions, UnknownStream
@@ -54,6 +55,10 @@ class ServerFull(SpiralpirError):
 
 class BadBlock(SpiralpirError):
     """A block index outside the server's sequence of databases."""
+
+
+class StaleVersion(SpiralpirError):
+    """The request asked for a newer database version than the server holds (HTTP 412)."""
 
 
 @dataclass
@@ -149,7 +154,8 @@ class PirServer:
                  client_memory: int = DEFAULT_CLIENT_MEMORY,
                  progress: bool = True, log: Callable[[str], None] | None = None,
                  blocks: Sequence[tuple[database.Records, Path | str | None]] | None = None,
-                 max_streams: int = 8, stream_ttl: float = 600.0) -> None:
+                 max_streams: int = 8, stream_ttl: float = 600.0, version: int = 0,
+                 updatable: bool = False) -> None:
         self.build = build
         self.lib = build.lib
         self.threads = threads
@@ -178,6 +184,13 @@ class PirServer:
             for k, (recs, pre) in enumerate(blocks)
         ]
         self.num_records = max(b.num_records for b in self.blocks)
+        # the one database's versions (live_db.py); a stream's blocks are read-only
+        if updatable and self.streaming:
+            raise SpiralpirError("updates need a server of one database, not a stream")
+        self.live: LiveDb | None = None
+        if len(self.blocks) == 1:
+            self.live = LiveDb(self.blocks[0].db, version, updatable, threads)
+            self.blocks[0].db = self.live.db
         self.sessions = StreamSessions(max_streams, stream_ttl, on_drop=self._log_drop)
         self._measure_sizes()
         if max_clients is None:
@@ -190,7 +203,7 @@ class PirServer:
     @property
     def db(self) -> ServerDb:
         """The (first) database."""
-        return self.blocks[0].db
+        return self.live.db if self.live is not None else self.blocks[0].db
 
     @property
     def preprocess_seconds(self) -> float:
@@ -352,10 +365,24 @@ class PirServer:
         if len(self.blocks) != 1:
             raise BadBlock(f"this server streams {len(self.blocks)} databases: upload the query "
                            "with POST /v1/stream and fetch each block")
+        resp, stages, secs, _version = self.answer_versioned(client_id, query, pinned)
+        return resp, stages, secs
+
+    def answer_versioned(self, client_id: str, query: bytes, pinned: PublicParams | None = None,
+                         min_version: int = 0) -> tuple[bytes, dict[str, float], float, int]:
+        """answer() and the database version it was computed against (StaleVersion if that
+        is below ``min_version``)."""
+        if self.live is None:
+            raise BadBlock(f"this server streams {len(self.blocks)} databases: upload the query "
+                           "with POST /v1/stream and fetch each block")
         pp = pinned if pinned is not None else self.pin(client_id)
         start = time.perf_counter()
-        resp, stages = self.db.answer(pp, query)
-        return resp, stages, time.perf_counter() - start
+        with self.live.reading() as (db, version):
+            if version < min_version:
+                raise StaleVersion(f"the server holds database version {version}, the request "
+                                   f"asks for at least {min_version}; retry later")
+            resp, stages = db.answer(pp, query)
+        return resp, stages, time.perf_counter() - start, version
 
     # -- streaming -------------------------------------------------------------------------
     def open_stream(self, client_id: str, query: bytes, pinned: PublicParams | None = None
@@ -427,6 +454,9 @@ class PirServer:
             "stages": self.lib.stage_names,
             "estimate": served_estimate(self.build.params, self.threads),
         }
+        if self.live is not None:
+            out["version"] = self.live.version
+            out["updatable"] = self.live.updatable
         if self.streaming:
             out["stream"] = {
                 "blocks": [b.info() for b in self.blocks],

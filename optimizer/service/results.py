@@ -17,10 +17,12 @@ class QueryResult:
     response_bytes: int
     public_params_bytes_uploaded: int
     seconds: dict[str, float] = field(default_factory=dict)
+    version: int | None = None  # the database version the server answered from
 
     def to_json(self) -> dict[str, Any]:
         return {
             "index": self.index,
+            "version": self.version,
             "record_hex": self.record.hex(),
             "query_bytes": self.query_bytes,
             "response_bytes": self.response_bytes,

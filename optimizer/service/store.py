@@ -225,3 +225,103 @@ def remove_stale(path: Path) -> list[Path]:
             side.unlink()
             removed.append(side)
     return removed
+
+
+def trailer_for(path: Path, tie: Tie) -> bytes | None:
+    """The trailer of the store at ``path`` if it is intact and tied to ``tie`` (parameters,
+    shape, records' fingerprint), else None; the chunks are not read (patch() takes it)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        size = os.fstat(fd).st_size
+        if size < tie.object_bytes + _HEAD.size + _TAIL.size:
+            return None
+        raw = os.pread(fd, size - tie.object_bytes, tie.object_bytes)
+    finally:
+        os.close(fd)
+    return raw if _parsed_sums(raw, tie) is not None else None
+
+
+def _parsed_sums(raw: bytes, tie: Tie) -> list[int] | None:
+    """The chunk checksums of a trailer tied to ``tie``, or None."""
+    if len(raw) < _HEAD.size + _TAIL.size:
+        return None
+    check, total, magic = _TAIL.unpack_from(raw, len(raw) - _TAIL.size)
+    body = raw[: len(raw) - _TAIL.size]
+    if magic != MAGIC or total != len(raw) or xxhash.xxh3_64_intdigest(body) != check:
+        return None
+    (_, version, _flags, params_hash, object_bytes, num_records, record_size, fingerprint,
+     chunk_bytes, chunks) = _HEAD.unpack_from(body)
+    if (version, params_hash, object_bytes, num_records, record_size, fingerprint,
+        chunk_bytes) != (VERSION, tie.params_hash, tie.object_bytes, tie.num_records,
+                         tie.record_size, tie.fingerprint, CHUNK_BYTES) or \
+            chunks != -(-object_bytes // CHUNK_BYTES) or len(body) != _HEAD.size + 8 * chunks:
+        return None
+    return list(struct.unpack_from(f"<{chunks}Q", body, _HEAD.size))
+
+
+def patch(path: Path, base: Tie, base_trailer: bytes, tie: Tie,
+          write: Callable[[Path], list[int]], sync: bool = True) -> None:
+    """Change the store at ``path`` in place from ``base`` (whose trailer was
+    ``base_trailer``) to ``tie``: ``write(path)`` writes the changed words and returns the
+    chunks it wrote; those are hashed again, the others keep their checksums, and the new
+    trailer (same length) replaces the old one. A kill midway leaves a store that fails its
+    check until the update journal's changes are written again (update_journal.py). Without
+    ``sync`` the kernel writes the pages back when it will: a kill loses nothing, a power loss
+    may, and the check at the next start then refuses the store (it is rebuilt)."""
+    sums = _base_sums(path, base, base_trailer)
+    what = f"preprocessed database {path}"
+    try:
+        touched = write(path)
+        with open(path, "r+b") as fh:
+            fd = fh.fileno()
+            buf = bytearray(CHUNK_BYTES)
+            for k in touched:
+                n = min(CHUNK_BYTES, tie.object_bytes - k * CHUNK_BYTES)
+                if os.preadv(fd, [memoryview(buf)[:n]], k * CHUNK_BYTES) != n:
+                    raise StoreRejected(f"{what}: truncated while patching (chunk {k})")
+                sums[k] = xxhash.xxh3_64_intdigest(memoryview(buf)[:n])
+            _finish(fd, tie, sums, sync)
+    except OSError as exc:
+        raise SpiralpirError(f"cannot patch {what}: {exc.strerror or exc}") from None
+
+
+def rewrite_chunks(path: Path, base: Tie, base_trailer: bytes, tie: Tie, chunks: list[int],
+                   words: memoryview, sync: bool = True) -> None:
+    """patch() from an image of the new object held in memory: ``words`` are its bytes after
+    the 32-byte header (the runtime's database words); each chunk in ``chunks`` is written
+    whole (no page of the file is read first) and hashed from memory."""
+    sums = _base_sums(path, base, base_trailer)
+    head = _OBJECT_HEADER.size
+    if len(words) != tie.object_bytes - head:
+        raise SpiralpirError(f"preprocessed database {path}: {len(words)} bytes of words for a "
+                             f"{tie.object_bytes}-byte object")
+    try:
+        with open(path, "r+b") as fh:
+            fd = fh.fileno()
+            header = os.pread(fd, head, 0)
+            for k in chunks:
+                lo, hi = k * CHUNK_BYTES, min((k + 1) * CHUNK_BYTES, tie.object_bytes)
+                data = header + words[: hi - head] if lo == 0 else words[lo - head : hi - head]
+                if os.pwrite(fd, data, lo) != len(data):
+                    raise SpiralpirError(f"preprocessed database {path}: short write")
+                sums[k] = xxhash.xxh3_64_intdigest(data)
+            _finish(fd, tie, sums, sync)
+    except OSError as exc:
+        raise SpiralpirError(f"cannot patch preprocessed database {path}: "
+                             f"{exc.strerror or exc}") from None
+
+
+def _base_sums(path: Path, base: Tie, base_trailer: bytes) -> list[int]:
+    sums = _parsed_sums(base_trailer, base)
+    if sums is None:
+        raise StoreRejected(f"preprocessed database {path}: the base trailer does not fit it")
+    return sums
+
+
+def _finish(fd: int, tie: Tie, sums: list[int], sync: bool) -> None:
+    os.pwrite(fd, _trailer(tie, sums), tie.object_bytes)
+    if sync:
+        os.fsync(fd)

@@ -81,6 +81,16 @@ CASES: list[tuple[list[str], list[str]]] = [
     (["query", "--server", "http://127.0.0.1:9", "--index", "0", "--blocks", "1"],
      ["--stream"]),
     (["query", "--server", "http://127.0.0.1:9"], ["--index"]),
+    # update: option errors, unreadable tokens, bad change files, non-binary databases
+    (["update", "--changes", "{tmp}/bad.jsonl"], ["--server URL", "--build"]),
+    (["update", "--changes", "{tmp}/bad.jsonl", "--server", "http://127.0.0.1:9"],
+     ["--admin-token-file"]),
+    (["update", "--changes", "{tmp}/bad.jsonl", "--server", "http://127.0.0.1:9",
+      "--admin-token-file", "{tmp}/none"], ["admin token file"]),
+    (["update", "--build", str(DEMO), "--db", "{tmp}/small.db", "--changes", "{tmp}/bad.jsonl",
+      "--no-cache"], ["line 1", "not valid JSON", "nothing was applied"]),
+    (["update", "--build", str(DEMO), "--db", "{tmp}/db.jsonl", "--changes", "{tmp}/bad.jsonl"],
+     ["jsonl database", "binary"]),
     # demo: option errors before any work
     (["demo", "--queries", "0"], ["--queries"]),
     (["demo", "--threads", "-1"], ["--threads"]),
@@ -97,6 +107,8 @@ def tmp(tmp_path: Path) -> Path:
     (tmp_path / "big.db").write_bytes(bytes(32 * ((1 << 16) + 1)))  # one record too many
     (tmp_path / "arith.json").write_text("[]")  # not a microbenchmark report
     (tmp_path / "empty").mkdir()
+    (tmp_path / "small.db").write_bytes(bytes(32 * 4))
+    (tmp_path / "db.jsonl").write_text('"a"\n')
     return tmp_path
 
 

@@ -35,6 +35,8 @@
 //   int  PREFIX_server_answer_prepared(void* server, void* prepared, uint8_t** resp, size_t* resp_len,
 //                                      double* seconds4_or_null);  first_dimension, folding, packing, modswitch
 //   void PREFIX_prepared_free(void* prepared);
+//   Record updates: PREFIX_server_copy_db, PREFIX_server_update_records, PREFIX_db_patch_file
+//   (capi_update.hpp).
 #pragma once
 
 #include <cstdint>
@@ -109,6 +111,8 @@ T& deref(void* h, const char* what) {
 }
 
 }  // namespace spiralpir::capi
+
+#include "spiralpir/spiral/capi_update.hpp"  // record updates: the rest of every instance's ABI
 
 #define SPIRALPIR_CAPI_CAT_(a, b) a##b
 #define SPIRALPIR_CAPI_CAT(a, b) SPIRALPIR_CAPI_CAT_(a, b)
@@ -259,4 +263,5 @@ T& deref(void* h, const char* what) {
   __attribute__((visibility("default"))) void SPIRALPIR_CAPI_CAT(PREFIX, _prepared_free)(void* prepared) { \
     delete static_cast<::spiralpir::PreparedQuery<PARAMS>*>(prepared);                                      \
   }                                                                                                         \
-  }
+  }                                                                                                         \
+  SPIRALPIR_DEFINE_UPDATE_C_API(PREFIX, PARAMS)

@@ -173,20 +173,7 @@ class Database {
       const std::size_t inst = task / (I * phys_j_);
       const std::size_t rem = task % (I * phys_j_);
       const std::size_t i = rem / phys_j_, j = rem % phys_j_;
-      std::vector<std::uint8_t> bytes(pt_bytes);
-      src(inst, std::uint64_t{i} * J + j, bytes.data());
-      const auto polys = plaintext_polys(bytes.data());
-      for (std::size_t kc = 0; kc < NN; ++kc) {
-        const rlwe::Pn<R> nt = to_ntt(polys[kc]);
-        for (std::size_t g = 0; g < NG; ++g)
-          for (std::size_t h = 0; h < width(g); ++h) {
-            const std::uint64_t* r = nt.residue(group_prime(g) + h);
-            for (std::size_t zt = 0; zt < ZT; ++zt) {
-              std::uint32_t* dst = owned_.data() + word_index(inst, g, zt, j, i, kc, phys_j_) + h;
-              for (std::size_t l = 0; l < kLanes; ++l) dst[l * width(g)] = static_cast<std::uint32_t>(r[zt * kLanes + l]);
-            }
-          }
-      }
+      encode_plaintext(owned_.data(), phys_j_, src, inst, i, j);
       if (progress) {
         const std::uint64_t d = done.fetch_add(1) + 1;
         if (d % 64 == 0 || d == total) {
@@ -195,6 +182,52 @@ class Database {
         }
       }
     });
+  }
+
+  /// Encodes plaintext (inst, i·J + j) of `src` into the words of a database of pj folding
+  /// indices (its NTT/CRT form, at the places word_index gives; no other word is written).
+  static void encode_plaintext(std::uint32_t* words, std::size_t pj, const PlaintextSource& src, std::size_t inst,
+                               std::size_t i, std::size_t j) {
+    std::vector<std::uint8_t> bytes(pt_bytes);
+    src(inst, std::uint64_t{i} * J + j, bytes.data());
+    const auto polys = plaintext_polys(bytes.data());
+    for (std::size_t kc = 0; kc < NN; ++kc) {
+      const rlwe::Pn<R> nt = to_ntt(polys[kc]);
+      for (std::size_t g = 0; g < NG; ++g)
+        for (std::size_t h = 0; h < width(g); ++h) {
+          const std::uint64_t* r = nt.residue(group_prime(g) + h);
+          for (std::size_t zt = 0; zt < ZT; ++zt) {
+            std::uint32_t* dst = words + word_index(inst, g, zt, j, i, kc, pj) + h;
+            for (std::size_t l = 0; l < kLanes; ++l) dst[l * width(g)] = static_cast<std::uint32_t>(r[zt * kLanes + l]);
+          }
+        }
+    }
+  }
+
+  /// The words of a loaded database (read-only; a saved file holds them after its header).
+  const std::uint32_t* words() const { return words_; }
+
+  /// The words of a built (not mapped, not implicit) database, for updating them in place.
+  std::uint32_t* owned_words() {
+    if (owned_.data() == nullptr || implicit())
+      throw ArgumentError("update: the database is mapped from a file or implicit; copy it into memory first");
+    return owned_.data();
+  }
+
+  /// Makes this database an in-memory copy of `o` (built or mapped; not implicit).
+  void copy_from(const Database& o) {
+    if (!o.loaded() || o.implicit()) throw ArgumentError("copy_db: the source holds no full database");
+    o.check_intact();
+    DbStorage copy(o.words_count());
+    std::memcpy(copy.data(), o.words_, o.bytes());
+    o.check_intact();  // a mapped source that shrank meanwhile gave zeros
+    unmap();
+    owned_ = std::move(copy);
+    words_ = owned_.data();
+    path_.clear();
+    num_records_ = o.num_records_;
+    phys_inst_ = o.phys_inst_;
+    phys_j_ = o.phys_j_;
   }
 
   /// The n² coefficient-domain polynomials of a plaintext bit stream. Each coefficient v in

@@ -1,0 +1,91 @@
+"""`spiralpir update`: change records of an index database, offline (the files, with no server
+running on them) or online (a running server's POST /v1/admin/update).
+
+CHANGES is JSON Lines, one change a line: {"index": I, "value_hex": "…"} or
+{"index": I, "value": "text"} (service/changes.py). The batch is checked whole first; only the
+plaintexts holding changed records are encoded again (service/db_updates.py).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from spiralpir.optimizer.errors import SpiralpirError
+from spiralpir.optimizer.service import changes, db_updates, store
+from spiralpir.optimizer.service import records as database
+from spiralpir.optimizer.service.admin_client import send_update
+from spiralpir.optimizer.service.admin_http import read_token
+from spiralpir.optimizer.service.builds import open_build
+from spiralpir.optimizer.service.db_lock import DbLock
+
+
+@click.command(name="update")
+@click.option("--changes", "changes_path", required=True,
+              type=click.Path(dir_okay=False, path_type=Path), help="CHANGES (JSON Lines).")
+@click.option("--server", "url", default=None, help="Online: the URL of a server started with "
+              "--admin-token-file.")
+@click.option("--admin-token-file", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, help="Online: the file holding the server's admin token.")
+@click.option("--build", "source_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=None, help="Offline: generated/NAME.")
+@click.option("--db", "db_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Offline: the binary records file.")
+@click.option("--record-size", type=int, default=None,
+              help="Offline: record size of the file (default: the build's).")
+@click.option("--preprocessed", type=click.Path(path_type=Path), default=None,
+              help="Offline: the store to patch (default: DB.NAME.spiralpir-db next to DB).")
+@click.option("--no-cache", is_flag=True, help="Offline: patch no store.")
+@click.option("--threads", type=int, default=0, help="Offline: encoding threads (0: all).")
+@click.option("--ci", is_flag=True, help="Offline: use the build's CI-sized twin.")
+@click.option("--build-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def update(changes_path: Path, url: str | None, admin_token_file: Path | None,
+           source_dir: Path | None, db_path: Path | None, record_size: int | None,
+           preprocessed: Path | None, no_cache: bool, threads: int, ci: bool,
+           build_dir: Path | None, as_json: bool) -> None:
+    """Apply CHANGES to a database: --server URL --admin-token-file F (online), or --build B
+    --db D (offline)."""
+    if url is not None:
+        if admin_token_file is None:
+            raise SpiralpirError("--server needs --admin-token-file")
+        if source_dir or db_path:
+            raise SpiralpirError("give either --server (online) or --build and --db (offline)")
+        report = send_update(url, read_token(admin_token_file), changes_path)
+    else:
+        if source_dir is None or db_path is None:
+            raise SpiralpirError("give --server URL --admin-token-file F (online), or --build "
+                                 "and --db (offline)")
+        report = offline(source_dir, db_path, changes_path, record_size, preprocessed,
+                         no_cache, threads, ci, build_dir)
+    if as_json:
+        click.echo(json.dumps(report, sort_keys=True))
+        return
+    secs = report.get("seconds", {})
+    click.echo(f"database version {report['version']}: {report['records']} record(s) in "
+               f"{report['plaintexts']} plaintext(s), store "
+               + ("patched" if report.get("store_patched") else "not patched") + "; "
+               + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in secs.items()))
+
+
+def offline(source_dir: Path, db_path: Path, changes_path: Path, record_size: int | None,
+            preprocessed: Path | None, no_cache: bool, threads: int, ci: bool,
+            build_dir: Path | None) -> dict[str, object]:
+    build = open_build(source_dir, build_dir, ci=ci)
+    records = database.read_records(db_path, build.record_size, record_size)
+    db_updates.check_updatable(records)
+    lock = DbLock(db_path, writer=True)
+    try:
+        tag = build.name + ("_ci" if ci else "")
+        store_path = None if no_cache else (preprocessed or store.default_path(db_path, tag))
+
+        def log(msg: str) -> None:
+            click.echo(msg, err=True)
+
+        files, fitted, version = db_updates.open_files(build, db_path, records, store_path, log)
+        batch = changes.read(str(changes_path), fitted.num_records, records.record_size)
+        updater = db_updates.Updater(files, version, None, threads, log)
+        return updater.apply(batch).to_json()
+    finally:
+        lock.close()

@@ -1,0 +1,294 @@
+"""Applying batches of record changes to a database being served or at rest.
+
+``Updater.apply(batch)``, one batch at a time:
+  1. the batch is checked whole (changes.py) before this point; the records in memory take the
+     new values and their fingerprint is computed;
+  2. the journal (update_journal.py) is committed: from here the new version survives a kill;
+  3. a live server's inactive buffer is re-encoded at the changed plaintexts and switched in
+     (live_db.py): the version is visible;
+  4. the records file is patched in place (fsynced);
+  5. at a checkpoint (Updater: after every batch, or every few seconds on a live server) the
+     store: the changed plaintexts' words written in place (encoded into the file, or whole
+     chunks copied from the answering buffer), those chunks re-hashed, the trailer rewritten
+     (store.patch / store.rewrite_chunks; a live server leaves the pages to the kernel's
+     write-back, ``sync_store``). Until then the journal holds every change since the last.
+A kill during 3 to 5 leaves files that ``recover`` (run before a database is loaded) finishes
+from the journal; a kill before 2 leaves the old version. Only binary records files are
+updated in place (the journal holds their records; other formats are rewritten by their owner).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from spiralpir.optimizer.errors import SpiralpirError
+from spiralpir.optimizer.params import sizes
+from spiralpir.optimizer.params.parameters import Parameters
+from spiralpir.optimizer.service import binding, store, update_journal
+from spiralpir.optimizer.service import records as database
+from spiralpir.optimizer.service.binding import Build
+from spiralpir.optimizer.service.changes import ChangeBatch
+from spiralpir.optimizer.service.live_db import LiveDb
+
+Log = Callable[[str], None]
+
+
+def check_updatable(records: database.Records) -> None:
+    if records.fmt != "binary":
+        raise SpiralpirError(f"{records.source} is a {records.fmt} database: updates change "
+                             "binary records files in place (convert it to one first)")
+
+
+@dataclass
+class UpdateReport:
+    """What one batch did: its version, sizes and seconds per step."""
+
+    version: int
+    records: int
+    plaintexts: int
+    store_patched: bool
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": self.version, "records": self.records,
+                "plaintexts": self.plaintexts, "store_patched": self.store_patched,
+                "seconds": self.seconds}
+
+
+class DbFiles:
+    """A binary records file, its (optional) store, and the build that reads them; ``records``
+    is the in-memory copy fitted to the build (records.fit_to_build)."""
+
+    def __init__(self, build: Build, db_path: Path, records: database.Records,
+                 file_record_size: int, store_path: Path | None) -> None:
+        check_updatable(records)
+        self.build = build
+        self.db_path = Path(db_path)
+        self.records = records
+        self.file_record_size = file_record_size
+        self.store_path = Path(store_path) if store_path is not None else None
+        params = Parameters.from_literal(build.params)
+        self._params_hash = params.params_hash()
+        self._object_bytes = sizes.preprocessed_db_bytes(params)
+        self.items_per_plaintext = int(build.lib.params["items_per_plaintext"])
+
+    def fingerprint(self) -> bytes:
+        r = self.records
+        return store.records_fingerprint(r.data, r.num_records, r.record_size)
+
+    def tie(self, fingerprint: bytes) -> store.Tie:
+        return store.Tie(self._params_hash, self._object_bytes, self.records.num_records,
+                         self.records.record_size, fingerprint)
+
+    def snapshot(self, indices: Any) -> dict[int, bytes]:
+        return {i: self.records.record(i) for i in indices}
+
+    def patch_store(self, base: bytes, base_trailer: bytes, new: bytes,
+                    plaintexts: list[int], threads: int, sync: bool = True) -> None:
+        assert self.store_path is not None
+        r = self.records
+
+        def write(path: Path) -> list[int]:
+            return binding.patch_db_file(self.build.lib, path, r.data, r.num_records,
+                                         r.record_size, plaintexts, store.CHUNK_BYTES, threads)
+
+        store.patch(self.store_path, self.tie(base), base_trailer, self.tie(new), write, sync)
+
+
+def recover(files: DbFiles, log: Log, may_write: bool = True) -> int:
+    """Finish what a kill interrupted (records file, then store) and return the database's
+    version (0 without a journal). A journal of other records (the file was replaced) is left
+    alone: versions go on from the one after it. Without ``may_write`` (other servers read the
+    files) work to finish is an error."""
+    for stale in update_journal.remove_stale(files.db_path):
+        log(f"removed {stale}, left by an earlier run")
+    journal = update_journal.load(files.db_path)
+    if journal is None:
+        return 0
+    what = f"update journal {update_journal.path_for(files.db_path)}"
+    shape = (files.records.num_records, files.file_record_size)
+    fp = files.fingerprint()
+    if (journal.num_records, journal.record_size) != shape:
+        log(f"{what} is for {journal.num_records} x {journal.record_size} B records, not "
+            f"{shape[0]} x {shape[1]} B: ignored; versions continue at {journal.version + 1}")
+        return journal.version + 1
+    if fp != journal.fingerprint:
+        before = files.snapshot(journal.values)
+        update_journal.patch_memory(files.records.data, journal.values,
+                                    files.records.record_size)
+        if files.fingerprint() != journal.fingerprint:
+            update_journal.patch_memory(files.records.data, before, files.records.record_size)
+            log(f"{what} does not lead to these records (the file was replaced?): ignored; "
+                f"versions continue at {journal.version + 1}")
+            return journal.version + 1
+        if not may_write:
+            raise SpiralpirError(_busy(files.db_path))
+        update_journal.write_records(files.db_path, journal.values, files.file_record_size)
+        log(f"finished the interrupted update to version {journal.version} in {files.db_path}")
+    if files.store_path is not None and journal.store_trailer and \
+            store.trailer_for(files.store_path, files.tie(journal.fingerprint)) is None:
+        if not may_write:
+            raise SpiralpirError(_busy(files.db_path))
+        plaintexts = sorted({i // files.items_per_plaintext for i in journal.values})
+        try:
+            files.patch_store(journal.base_fingerprint, journal.store_trailer,
+                              journal.fingerprint, plaintexts, 0)
+            log(f"finished the interrupted update of {files.store_path} to version "
+                f"{journal.version}")
+        except SpiralpirError as exc:  # the store's check at load rebuilds it
+            log(f"could not finish updating {files.store_path}: {exc}")
+    return journal.version
+
+
+def _busy(db_path: Path) -> str:
+    return (f"an update of {db_path} was interrupted and other servers read it: stop them and "
+            "start one server alone to finish it")
+
+
+def open_files(build: Build, db_path: Path, records: database.Records,
+               store_path: Path | None, log: Log, may_write: bool = True
+               ) -> tuple[DbFiles, database.Records, int]:
+    """The records fitted to the build, their files (after ``recover``) and their version."""
+    fitted = database.fit_to_build(records, build.num_records, build.record_size, build.label)
+    files = DbFiles(build, db_path, fitted, records.record_size, store_path)
+    return files, fitted, recover(files, log, may_write)
+
+
+class Updater:
+    """Applies batches to ``files`` (and to a live server's buffers), one at a time.
+
+    The store is brought to the records' version at a *checkpoint*: after every batch when
+    ``store_every`` is 0 (offline), else by ``checkpoint()`` (a live server: every
+    ``store_every`` seconds, on a thread of its own, and at shutdown), so one pass over the
+    store serves all the batches since the last one. Until then the journal holds every change
+    since the checkpoint, merged, and the store's trailer of that checkpoint."""
+
+    def __init__(self, files: DbFiles, version: int, live: LiveDb | None = None,
+                 threads: int = 1, log: Log | None = None, sync_store: bool = True,
+                 store_every: float = 0.0, max_pending: int = 1 << 18) -> None:
+        self.files = files
+        self.sync_store = sync_store
+        self.version = version
+        self.live = live
+        self.threads = threads
+        self.store_every = store_every
+        self.max_pending = max_pending
+        self._log = log or (lambda _m: None)
+        self._lock = threading.Lock()
+        self._fingerprint = files.fingerprint()
+        # the checkpoint: records fingerprint and store trailer (None: no valid store) the
+        # pending changes (index -> file-sized value) start from
+        self._base = self._fingerprint
+        self._trailer = (store.trailer_for(files.store_path, files.tie(self._base))
+                         if files.store_path is not None else None)
+        self._pending: dict[int, bytes] = {}
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        if store_every > 0:
+            self._thread = threading.Thread(target=self._checkpoints, daemon=True,
+                                            name="spiralpir-checkpoint")
+            self._thread.start()
+
+    def apply(self, batch: ChangeBatch) -> UpdateReport:
+        with self._lock:
+            report = self._apply(batch)
+            if not self.store_every or len(self._pending) >= self.max_pending:
+                start = time.perf_counter()
+                report.store_patched = self._checkpoint()
+                report.seconds["store"] = time.perf_counter() - start
+            return report
+
+    def checkpoint(self) -> bool:
+        """Bring the store to the current version now; whether it was patched."""
+        with self._lock:
+            return self._checkpoint()
+
+    def close(self) -> None:
+        """Stop the checkpoint thread and make a last checkpoint."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        self.checkpoint()
+
+    def _checkpoints(self) -> None:
+        while not self._stop.wait(self.store_every):
+            try:
+                self.checkpoint()
+            except SpiralpirError as exc:  # the journal still holds the changes
+                self._log(f"store checkpoint failed: {exc}")
+
+    def _journal(self, values: dict[int, bytes]) -> update_journal.Journal:
+        f = self.files
+        return update_journal.Journal(self.version, f.file_record_size, f.records.num_records,
+                                      self._base, self._fingerprint, values,
+                                      self._trailer or b"")
+
+    def _checkpoint(self) -> bool:
+        if not self._pending and self._base == self._fingerprint:
+            return False
+        f = self.files
+        patched = False
+        if self._trailer is not None and f.store_path is not None:
+            plaintexts = sorted({i // f.items_per_plaintext for i in self._pending})
+            if self.live is not None:  # the answering buffer holds this version's image
+                chunks = binding.touched_chunks(f.build.lib, plaintexts, store.CHUNK_BYTES)
+                with self.live.reading() as (db, version):
+                    assert version == self.version
+                    store.rewrite_chunks(f.store_path, f.tie(self._base), self._trailer,
+                                         f.tie(self._fingerprint), chunks, db.words_view(),
+                                         self.sync_store)
+            else:
+                f.patch_store(self._base, self._trailer, self._fingerprint, plaintexts,
+                              self.threads, self.sync_store)
+            patched = True
+        elif f.store_path is not None:
+            self._log(f"{f.store_path} was not a valid store of the records: not patched "
+                      "(the next start rebuilds it)")
+        self._base = self._fingerprint
+        self._trailer = (store.trailer_for(f.store_path, f.tie(self._base))
+                         if patched and f.store_path is not None else None)
+        self._pending = {}
+        update_journal.commit(f.db_path, self._journal({}))
+        return patched
+
+    def _apply(self, batch: ChangeBatch) -> UpdateReport:
+        f = self.files
+        r = f.records
+        if batch.record_size != f.file_record_size:
+            raise SpiralpirError(f"changes of {batch.record_size}-byte values for a file of "
+                                 f"{f.file_record_size}-byte records")
+        clock = time.perf_counter()
+        secs: dict[str, float] = {}
+
+        def lap(step: str) -> None:
+            nonlocal clock
+            now = time.perf_counter()
+            secs[step] = now - clock
+            clock = now
+
+        before = f.snapshot(batch.values)
+        update_journal.patch_memory(r.data, batch.values, r.record_size)
+        pending = {**self._pending, **batch.values}
+        old = (self.version, self._fingerprint)
+        try:
+            self.version, self._fingerprint = self.version + 1, f.fingerprint()
+            update_journal.commit(f.db_path, self._journal(dict(sorted(pending.items()))))
+        except BaseException:
+            update_journal.patch_memory(r.data, before, r.record_size)
+            self.version, self._fingerprint = old
+            raise
+        self._pending = pending
+        lap("commit")
+        plaintexts = batch.plaintexts(f.items_per_plaintext)
+        if self.live is not None:
+            secs["wait"] = self.live.publish(r.data, r.num_records, r.record_size, plaintexts,
+                                             self.version, self.threads)
+            lap("publish")
+        update_journal.write_records(f.db_path, batch.values, f.file_record_size)
+        lap("records_file")
+        return UpdateReport(self.version, len(batch), len(plaintexts), False, secs)

@@ -1,0 +1,354 @@
+"""Live updates: change files, versions seen by concurrent answers, the files after updates,
+recovery from the journal, the admin endpoint's authentication, and a round of kills
+(update_torture.py). Every record is checked against raw bytes kept here (an oracle that applies
+the change lines itself), never through the code under test."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import requests
+import update_torture
+from service_helpers import CLI, DEMO, ServerProcess
+from spiralpir.optimizer.build import builder
+from spiralpir.optimizer.errors import SpiralpirError
+from spiralpir.optimizer.service import changes, db_updates, update_journal
+from spiralpir.optimizer.service import records as database
+from spiralpir.optimizer.service.binding import Build, ClientKeys, ServerDb
+from spiralpir.optimizer.service.db_lock import DbLock
+from spiralpir.optimizer.service.pir_client import PirClient
+from spiralpir.optimizer.service.pir_server import PirServer, StaleVersion
+
+TOKEN = "s3cret-admin-token-0123456789"
+
+
+def _raw_db(path: Path, build: Build, rng: random.Random) -> bytearray:
+    data = bytearray(rng.randbytes(build.num_records * build.record_size))
+    path.write_bytes(data)
+    return data
+
+
+def _open(build: Build, db: Path, pre: Path | None, notes: list[str] | None = None
+          ) -> tuple[db_updates.DbFiles, database.Records, int]:
+    recs = database.read_records(db, build.record_size)
+    return db_updates.open_files(build, db, recs, pre, (notes if notes is not None else []).append)
+
+
+# -- change files -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("line", "message"), [
+    ('{"index": 70000, "value": "x"}', r"line 2: field 'index' 70000 out of range"),
+    ('{"index": -1, "value": "x"}', r"line 2: field 'index' -1 out of range"),
+    ('{"index": 3, "value_hex": "' + "ab" * 33 + '"}',
+     r"line 2: field 'value_hex' is 33 bytes, longer than the record size 32"),
+    ('{"index": 3, "value": "' + "é" * 17 + '"}', r"line 2: field 'value' is 34 bytes"),
+    ('{"index": 3, "value_hex": "abc"}', r"line 2: field 'value_hex' is not an even number"),
+    ('{"index": 3}', r"line 2: give exactly one of 'value' \(text\) and 'value_hex'"),
+    ('{"index": 3, "value": "a", "value_hex": "00"}', r"line 2: give exactly one"),
+    ('{"index": "3", "value": "a"}', r"line 2: field 'index' must be an integer"),
+    ('{"index": true, "value": "a"}', r"line 2: field 'index' must be an integer"),
+    ('{"index": 3, "value": 5}', r"line 2: field 'value' must be a string"),
+    ('{"index": 3, "value": "a", "colour": 1}', r"line 2: unknown field 'colour'"),
+    ('{"key": "alice", "value": "a"}', r"line 2: field 'key': a keyword change"),
+    ('{"key": "alice", "delete": true}', r"line 2: field 'key': a keyword change"),
+    ('[3, "a"]', r"line 2: expected a JSON object"),
+    ('{"index": 3, "value": "a"', r"line 2: not valid JSON"),
+])
+def test_bad_change_lines_name_line_and_field(line: str, message: str) -> None:
+    text = '{"index": 1, "value": "ok"}\n' + line + "\n"
+    with pytest.raises(changes.BadChanges, match=message + ".*nothing was applied"):
+        changes.parse(text, "c.jsonl", 65536, 32)
+
+
+def test_change_batch_shape() -> None:
+    text = ('{"index": 5, "value": "a"}\n\n{"index": 2, "value_hex": "ff00"}\n'
+            '{"index": 5, "value": "b"}\n')
+    batch = changes.parse(text, "c", 10, 4)
+    assert batch.values == {2: b"\xff\x00\0\0", 5: b"b\0\0\0"}  # the later line wins
+    assert batch.plaintexts(4) == [0, 1]
+    with pytest.raises(changes.BadChanges, match="no changes"):
+        changes.parse("\n \n", "c", 10, 4)
+    many = "\n".join('{"index": 99, "value": "x"}' for _ in range(9))
+    with pytest.raises(changes.BadChanges, match=r"and 4 more bad lines"):
+        changes.parse(many, "c", 10, 4)
+
+
+# -- consistency under concurrent answers ------------------------------------------------------
+
+def test_concurrent_answers_see_one_version(demo_inst: builder.Instance, tmp_path: Path,
+                                            rng: random.Random) -> None:
+    """Random batches land while two threads query continuously: every answer equals the
+    record at the version its response names; afterwards the files equal a fresh build."""
+    build = Build(demo_inst)
+    rs, n = build.record_size, build.num_records
+    db, pre = tmp_path / "db.bin", tmp_path / "db.pre"
+    oracle = {0: bytes(_raw_db(db, build, rng))}
+    files, fitted, version = _open(build, db, pre)
+    srv = PirServer(build, fitted, preprocessed=pre, threads=1, progress=False,
+                    version=version, updatable=True, log=lambda m: None)
+    updater = db_updates.Updater(files, version, srv.live)
+    seen: dict[int, int] = {}
+    failures: list[str] = []
+    stop = threading.Event()
+    hot = rng.sample(range(n), 64)  # the batches change these often, so answers see changes
+
+    def query_loop(seed: int) -> None:
+        keys = ClientKeys.new(build.lib)
+        cid = srv.setup(keys.public_params())
+        local = random.Random(seed)
+        while not stop.is_set():
+            i = local.choice(hot) if local.random() < 0.7 else local.randrange(n)
+            resp, _, _, v = srv.answer_versioned(cid, keys.query(i))
+            got = keys.decode(i, resp, rs)
+            if got != oracle[v][i * rs : (i + 1) * rs]:
+                failures.append(f"record {i} at version {v}")
+            seen[v] = seen.get(v, 0) + 1
+        keys.close()
+
+    threads = [threading.Thread(target=query_loop, args=(rng.randrange(1 << 30),))
+               for _ in range(2)]
+    for t in threads:
+        t.start()
+    try:
+        for v in range(1, 13):
+            lines = [f'{{"index": {rng.choice(hot)}, "value_hex": "{rng.randbytes(rs).hex()}"}}'
+                     for _ in range(rng.choice([1, 5, 40]))]
+            lines += [f'{{"index": {rng.randrange(n)}, "value": "r{v}"}}' for _ in range(20)]
+            text = "\n".join(lines)
+            data = bytearray(oracle[v - 1])
+            update_torture.oracle_apply(data, text, rs)
+            oracle[v] = bytes(data)  # before it can be answered from
+            report = updater.apply(changes.parse(text, "batch", n, rs))
+            assert report.version == v and report.store_patched
+            threading.Event().wait(rng.uniform(0.0, 0.15))
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert not failures, failures[:5]
+    assert len(seen) >= 3, seen
+    final = oracle[12]
+    assert db.read_bytes() == final
+    # the patched store holds exactly what preprocessing the final records gives
+    fresh = ServerDb(build.lib, 1)
+    fresh.load_records(bytearray(final), n, rs)
+    fresh.save_db(tmp_path / "fresh.pre")
+    size = (tmp_path / "fresh.pre").stat().st_size
+    with open(pre, "rb") as fh:
+        assert fh.read(size) == (tmp_path / "fresh.pre").read_bytes()
+    fresh.close()
+    with pytest.raises(StaleVersion, match="version 12, the request asks for at least 13"):
+        keys = ClientKeys.new(build.lib)
+        srv.answer_versioned(srv.setup(keys.public_params()), keys.query(0), min_version=13)
+    assert srv.live is not None
+    srv.live.close()
+    # a restart maps the patched store (its chunk checksums follow the version)
+    files, fitted, version = _open(build, db, pre)
+    notes: list[str] = []
+    again = PirServer(build, fitted, preprocessed=pre, threads=1, progress=False,
+                      version=version, log=notes.append)
+    assert version == 12 and again.loaded_from_cache, notes
+
+
+# -- recovery ----------------------------------------------------------------------------------
+
+def test_recovery_finishes_a_committed_batch(demo_inst: builder.Instance, tmp_path: Path,
+                                             rng: random.Random,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batch whose journal was committed but whose files were not (or half) written is
+    finished at the next start: records file, then store."""
+    build = Build(demo_inst)
+    rs, n = build.record_size, build.num_records
+    db, pre = tmp_path / "db.bin", tmp_path / "db.pre"
+    data = _raw_db(db, build, rng)
+    files, fitted, version = _open(build, db, pre)
+    PirServer(build, fitted, preprocessed=pre, threads=1, progress=False, log=lambda m: None)
+    text = "\n".join(f'{{"index": {i}, "value": "new{i}"}}' for i in rng.sample(range(n), 300))
+    update_torture.oracle_apply(data, text, rs)
+    half = dict(list(changes.parse(text, "c", n, rs).values.items())[:150])
+
+    def crash(path: Path, values: dict[int, bytes], record_size: int) -> None:
+        real(path, half, record_size)  # half the records reach the file, then the "kill"
+        raise KeyboardInterrupt
+
+    real = update_journal.write_records
+    monkeypatch.setattr(update_journal, "write_records", crash)
+    with pytest.raises(KeyboardInterrupt):
+        db_updates.Updater(files, version).apply(changes.parse(text, "c", n, rs))
+    monkeypatch.setattr(update_journal, "write_records", real)
+    assert db.read_bytes() != bytes(data)
+    notes: list[str] = []
+    files, fitted, version = _open(build, db, pre, notes)
+    assert version == 1 and db.read_bytes() == bytes(data), notes
+    assert any("finished the interrupted update to version 1" in m for m in notes), notes
+    srv = PirServer(build, fitted, preprocessed=pre, threads=1, progress=False, version=version,
+                    log=notes.append)
+    assert srv.loaded_from_cache, notes
+    keys = ClientKeys.new(build.lib)
+    cid = srv.setup(keys.public_params())
+    for i in list(half)[:3] + list(changes.parse(text, "c", n, rs).values)[-3:]:
+        resp, _, _, v = srv.answer_versioned(cid, keys.query(i))
+        assert v == 1 and keys.decode(i, resp, rs) == bytes(data[i * rs : (i + 1) * rs])
+
+
+def test_deferred_store_checkpoint(demo_inst: builder.Instance, tmp_path: Path,
+                                   rng: random.Random) -> None:
+    """With the store brought up to date only at checkpoints, the journal holds every change
+    since the last one: a start after a kill patches the store with all of them."""
+    build = Build(demo_inst)
+    rs, n = build.record_size, build.num_records
+    db, pre = tmp_path / "db.bin", tmp_path / "db.pre"
+    data = _raw_db(db, build, rng)
+    files, fitted, version = _open(build, db, pre)
+    PirServer(build, fitted, preprocessed=pre, threads=1, progress=False, log=lambda m: None)
+    updater = db_updates.Updater(files, version, store_every=3600.0)
+    texts = ["\n".join(f'{{"index": {rng.randrange(n)}, "value": "b{k}-{j}"}}'
+                       for j in range(rng.choice([1, 50])))
+             for k in range(4)]
+    for k, text in enumerate(texts):
+        if k == 2:
+            assert updater.checkpoint()  # the first two batches reach the store
+        report = updater.apply(changes.parse(text, "c", n, rs))
+        assert not report.store_patched
+        update_torture.oracle_apply(data, text, rs)
+    journal = update_journal.load(db)
+    assert journal is not None and journal.version == 4
+    assert len(journal.values) == len(changes.parse("\n".join(texts[2:]), "c", n, rs).values)
+    # killed here: no last checkpoint; a server that shares the file cannot finish the work
+    with pytest.raises(SpiralpirError, match="was interrupted and other servers read it"):
+        db_updates.open_files(build, db, database.read_records(db, rs), pre, print,
+                              may_write=False)
+    notes: list[str] = []
+    files, fitted, version = _open(build, db, pre, notes)
+    assert version == 4 and db.read_bytes() == bytes(data)
+    assert any("finished the interrupted update of" in m for m in notes), notes
+    srv = PirServer(build, fitted, preprocessed=pre, threads=1, progress=False, version=version,
+                    log=notes.append)
+    assert srv.loaded_from_cache, notes
+    keys = ClientKeys.new(build.lib)
+    cid = srv.setup(keys.public_params())
+    for i in sorted(changes.parse("\n".join(texts), "c", n, rs).values)[:6]:
+        resp, _, _, v = srv.answer_versioned(cid, keys.query(i))
+        assert v == 4 and keys.decode(i, resp, rs) == bytes(data[i * rs : (i + 1) * rs])
+
+
+def test_journal_of_a_replaced_file_is_ignored(demo_inst: builder.Instance, tmp_path: Path,
+                                               rng: random.Random) -> None:
+    build = Build(demo_inst)
+    db = tmp_path / "db.bin"
+    _raw_db(db, build, rng)
+    files, _, version = _open(build, db, None)
+    db_updates.Updater(files, version).apply(changes.parse('{"index": 1, "value": "a"}', "c",
+                                                           build.num_records, build.record_size))
+    replaced = bytes(_raw_db(db, build, rng))
+    notes: list[str] = []
+    _, _, version = _open(build, db, None, notes)
+    assert version == 2 and db.read_bytes() == replaced
+    assert any("does not lead to these records" in m for m in notes), notes
+
+
+def test_writer_lock_excludes_readers(tmp_path: Path) -> None:
+    db = tmp_path / "db.bin"
+    db.write_bytes(bytes(64))
+    reader = DbLock(db, writer=False)
+    also = DbLock(db, writer=False)  # readers share
+    with pytest.raises(SpiralpirError, match="in use: a server or an update holds it"):
+        DbLock(db, writer=True)
+    reader.close()
+    also.close()
+    writer = DbLock(db, writer=True)
+    with pytest.raises(SpiralpirError, match="in use: an update"):
+        DbLock(db, writer=False)
+    writer.close()
+
+
+# -- the CLI and the admin endpoint ------------------------------------------------------------
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=300)
+
+
+def test_offline_update_all_or_nothing(demo_inst: builder.Instance, tmp_path: Path,
+                                       rng: random.Random) -> None:
+    build = Build(demo_inst)
+    rs = build.record_size
+    db = tmp_path / "db.bin"
+    data = _raw_db(db, build, rng)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"index": 4, "value": "fine"}\n{"index": 65536, "value": "x"}\n')
+    r = _cli("update", "--build", str(DEMO), "--db", str(db), "--changes", str(bad),
+             "--no-cache")
+    assert r.returncode != 0 and "line 2: field 'index' 65536 out of range" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert db.read_bytes() == bytes(data)
+    assert not update_journal.path_for(db).exists()
+    good = tmp_path / "good.jsonl"
+    good.write_text('{"index": 4, "value": "fine"}\n{"index": 9, "value_hex": "0102"}\n')
+    r = _cli("update", "--build", str(DEMO), "--db", str(db), "--changes", str(good),
+             "--no-cache", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["version"] == 1
+    data[4 * rs : 5 * rs] = b"fine".ljust(rs, b"\0")
+    data[9 * rs : 10 * rs] = b"\x01\x02".ljust(rs, b"\0")
+    assert db.read_bytes() == bytes(data)
+
+
+def test_admin_endpoint(demo_inst: builder.Instance, tmp_path: Path, rng: random.Random,
+                        serve_process: Callable[[list[str], Path], ServerProcess]) -> None:
+    build = Build(demo_inst)
+    rs = build.record_size
+    db = tmp_path / "db.bin"
+    data = _raw_db(db, build, rng)
+    token = tmp_path / "token"
+    token.write_text(TOKEN + "\n")
+    srv = serve_process(["--build", str(DEMO), "--db", str(db), "--threads", "1",
+                         "--admin-token-file", str(token)], tmp_path / "server.log")
+    url = srv.url + "/v1/admin/update"
+    body = b'{"index": 7, "value": "seven"}\n'
+    for headers in ({}, {"Authorization": "Bearer wrong-token-0123456789"},
+                    {"Authorization": "Bearer " + TOKEN[:-1]},
+                    {"Authorization": "Basic " + TOKEN}, {"Authorization": TOKEN}):
+        r = requests.post(url, data=body, headers=headers, timeout=60)
+        assert r.status_code == 401 and "admin token" in r.json()["error"], headers
+        assert r.headers["WWW-Authenticate"].startswith("Bearer")
+    auth = {"Authorization": "Bearer " + TOKEN}
+    r = requests.post(url, data=b'{"index": 7, "value": 5}\n', headers=auth, timeout=60)
+    assert r.status_code == 400 and "request body line 1: field 'value'" in r.json()["error"]
+    r = requests.post(url, data=body, headers=auth, timeout=60)
+    assert r.status_code == 200 and r.json()["version"] == 1, r.text
+    data[7 * rs : 8 * rs] = b"seven".ljust(rs, b"\0")
+    changes_file = tmp_path / "c.jsonl"
+    changes_file.write_text('{"index": 8, "value_hex": "ee"}\n')
+    r2 = _cli("update", "--server", srv.url, "--admin-token-file", str(token), "--changes",
+              str(changes_file))
+    assert r2.returncode == 0 and "database version 2" in r2.stdout, r2.stderr
+    data[8 * rs : 9 * rs] = b"\xee".ljust(rs, b"\0")
+    client = PirClient(srv.url, build=build, state_path=tmp_path / "state")
+    try:
+        for i in (7, 8, 100):
+            got = client.query(i, min_version=2)
+            assert got.version == 2 and got.record == bytes(data[i * rs : (i + 1) * rs])
+        with pytest.raises(SpiralpirError, match="holds database version 2, the request asks "
+                                                 "for at least 3"):
+            client.query(7, min_version=3)
+    finally:
+        client.close()
+    assert db.read_bytes() == bytes(data)
+    # no token file: no endpoint
+    (tmp_path / "other.bin").write_bytes(data)
+    plain = serve_process(["--build", str(DEMO), "--db", str(tmp_path / "other.bin"),
+                           "--threads", "1", "--no-cache"], tmp_path / "plain.log")
+    r = requests.post(plain.url + "/v1/admin/update", data=body, headers=auth, timeout=60)
+    assert r.status_code == 404
+
+
+def test_torture_round(demo_inst: builder.Instance, rng: random.Random) -> None:
+    """A short round of update_torture.py (CI runs it longer: .ci/update-torture)."""
+    tally = update_torture.run(8.0, rng.randrange(1 << 32), Build(demo_inst))
+    assert tally.iterations >= 2 and tally.answers >= 8, tally.line()
