@@ -109,8 +109,8 @@ class BatchServer(PirServer):
     def batch_request_bytes(self) -> int:
         return batch_wire.framed_bytes(self.layout.buckets, self.query_bytes)
 
-    def answer(self, client_id: str, query: bytes, pinned: PublicParams | None = None
-               ) -> tuple[bytes, dict[str, float], float]:
+    def answer_versioned(self, client_id: str, query: bytes, pinned: PublicParams | None = None,
+                         min_version: int = 0) -> tuple[bytes, dict[str, float], float, int]:
         raise BadBlock(f"this server answers batches of {self.layout.buckets} bucket queries: "
                        "POST /v1/batch (spiralpir query --index I,J,...)")
 
