@@ -2,11 +2,13 @@
 
 The client keeps its secret state in a local file (service/client_state.py) together with the
 client id the server assigned, so public parameters are uploaded once per server. It learns the
-server's build from ``GET /v1/params`` and loads the matching local build (the same generated
-directory, compiled here) only after the checks of service/client_wire.py: a plain build name
-inside the generated root, the server's parameters equal to the local ``params.json`` before
-anything is compiled or loaded (and the loaded library's after), every reply read with a size
-limit.
+server's build from ``GET /v1/params``. With a local copy of that build (``source_dir``, or
+generated/NAME in the working directory) it compiles and loads it; without one it builds a
+client from the plan the server publishes, once per parameter set (service/client_cache.py).
+Either way only after the checks of service/client_wire.py: a plain build name inside the
+generated root, the server's parameters equal to the local ``params.json`` (or the published
+plan's) before anything is compiled or loaded (and the loaded library's after), every reply
+read with a size limit.
 
 Under load the client waits rather than fails: a 503 (the server's queue or upload slots are
 full) is sent again after the server's Retry-After, and an unknown client id (evicted, or a
@@ -38,6 +40,7 @@ from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.service import http_api as api
 from spiralpir.optimizer.service.binding import Build, ClientKeys, build_literal
 from spiralpir.optimizer.service.builds import open_build
+from spiralpir.optimizer.service.client_cache import client_build
 from spiralpir.optimizer.service.client_state import (
     STATE_VERSION,
     default_state_path,
@@ -104,7 +107,7 @@ class PirClient:
     def __init__(self, server_url: str, build: Build | None = None,
                  source_dir: Path | None = None, build_dir: Path | None = None,
                  state_path: Path | str | None = None, timeout: float = 600.0,
-                 show_progress: bool = False) -> None:
+                 show_progress: bool = False, cache_dir: Path | None = None) -> None:
         self.url = server_url.rstrip("/")
         self.timeout = timeout
         self.retries = {"busy": 0, "setup": 0}  # resends after a 503 / an unknown client id
@@ -112,13 +115,14 @@ class PirClient:
         self.info = self._get_json(api.PARAMS)
         name = check_build_name(self.info.get("build"))
         server_params = self.info.get("params")
+        if build is None and source_dir is None and not (
+                generated_source(name) / "params.json").is_file():
+            # no local copy of the server's build: one made from the plan it publishes
+            build = client_build(name, self.info, cache_dir)
         if build is None:
             src = Path(source_dir) if source_dir else generated_source(name)
             if not (src / "params.json").is_file():
-                raise SpiralpirError(
-                    f"the server runs build '{name}' but {src} does not exist here: pass "
-                    "--build with the server's generated directory"
-                )
+                raise SpiralpirError(f"--build {src}: no generated build there (no params.json)")
             ci = self.info.get("ci") is True
             # before anything is compiled: the server must run what this directory builds
             local = src / "params.json"

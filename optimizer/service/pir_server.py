@@ -11,6 +11,7 @@ service/http_server.py exposes it over HTTP (service/http_api.py).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -151,6 +152,7 @@ class PirServer:
                  max_streams: int = 8, stream_ttl: float = 600.0) -> None:
         self.build = build
         self.lib = build.lib
+        self.plan_document = json.loads(Path(build.inst.params_json).read_text())
         self.threads = threads
         self._log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
         self._clients: OrderedDict[str, PublicParams] = OrderedDict()
@@ -417,6 +419,8 @@ class PirServer:
             "ci": self.build.ci,
             "variant": self.lib.variant,
             "params": self.lib.params,
+            # the build's params.json: a client generates and compiles its own library from it
+            "plan": self.plan_document,
             "num_records": self.num_records,
             "record_size": self.record_size,
             "sizes": {
