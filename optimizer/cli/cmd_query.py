@@ -91,16 +91,19 @@ def write_atomic(out: Path, data: bytes) -> None:
               default=None, help="Local generated/NAME of the server's build (default: found "
               "by the name the server reports).")
 @click.option("--build-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+@click.option("--wait", type=click.FloatRange(min=0), default=60.0, show_default=True,
+              metavar="SECONDS", help="Wait this long for a server that is still starting "
+              "(0: fail at once).")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON report (records in hex).")
 def query(url: str, index: int, out: Path | None, streaming: bool, blocks_text: str | None,
           in_flight: int, progress: bool, state: Path | None, source_dir: Path | None,
-          build_dir: Path | None, as_json: bool) -> None:
+          build_dir: Path | None, wait: float, as_json: bool) -> None:
     """Fetch record INDEX without the server learning INDEX."""
     if (blocks_text is not None or in_flight != 2) and not streaming:
         raise SpiralpirError("--blocks and --in-flight need --stream")
     check_out_file(out, "--out")
     client = PirClient(server_url(url), source_dir=source_dir, build_dir=build_dir,
-                       state_path=state)
+                       state_path=state, wait=wait)
     try:
         if streaming:
             blocks = parse_blocks(blocks_text, len(client.blocks))

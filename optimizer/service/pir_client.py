@@ -62,6 +62,7 @@ from spiralpir.optimizer.service.client_wire import (
     reported_stages,
 )
 from spiralpir.optimizer.service.results import BlockResult, QueryResult, StreamResult
+from spiralpir.optimizer.service.server_wait import wait_until_answering
 from tqdm import tqdm
 
 MAX_REOPENS = 3  # re-uploads of a streamed query when the server drops its session
@@ -107,11 +108,14 @@ class PirClient:
     def __init__(self, server_url: str, build: Build | None = None,
                  source_dir: Path | None = None, build_dir: Path | None = None,
                  state_path: Path | str | None = None, timeout: float = 600.0,
-                 show_progress: bool = False, cache_dir: Path | None = None) -> None:
+                 show_progress: bool = False, cache_dir: Path | None = None,
+                 wait: float = 0.0) -> None:
         self.url = server_url.rstrip("/")
         self.timeout = timeout
         self.retries = {"busy": 0, "setup": 0}  # resends after a 503 / an unknown client id
         self.http = requests.Session()
+        wait_until_answering(self.http, self.url, wait,
+                             lambda line: print(f"spiralpir: {line}", file=sys.stderr, flush=True))
         self.info = self._get_json(api.PARAMS)
         name = check_build_name(self.info.get("build"))
         server_params = self.info.get("params")
