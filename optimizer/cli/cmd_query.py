@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -94,13 +95,17 @@ def write_atomic(out: Path, data: bytes) -> None:
 @click.option("--wait", type=click.FloatRange(min=0), default=60.0, show_default=True,
               metavar="SECONDS", help="Wait this long for a server that is still starting "
               "(0: fail at once).")
+@click.option("--text", "as_text", is_flag=True,
+              help="Print the record as UTF-8 text instead of hex (an error if it is not).")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON report (records in hex).")
 def query(url: str, index: int, out: Path | None, streaming: bool, blocks_text: str | None,
           in_flight: int, progress: bool, state: Path | None, source_dir: Path | None,
-          build_dir: Path | None, wait: float, as_json: bool) -> None:
+          build_dir: Path | None, wait: float, as_text: bool, as_json: bool) -> None:
     """Fetch record INDEX without the server learning INDEX."""
     if (blocks_text is not None or in_flight != 2) and not streaming:
         raise SpiralpirError("--blocks and --in-flight need --stream")
+    if as_text and (as_json or out is not None):
+        raise SpiralpirError("--text prints the record; it does not go with --json or --out")
     check_out_file(out, "--out")
     client = PirClient(server_url(url), source_dir=source_dir, build_dir=build_dir,
                        state_path=state, wait=wait)
@@ -117,10 +122,11 @@ def query(url: str, index: int, out: Path | None, streaming: bool, blocks_text: 
     if as_json:
         click.echo(json.dumps(result.to_json(), sort_keys=True))
         return
+    shown = record_text if as_text else bytes.hex
     if isinstance(result, StreamResult):
-        report_stream(result, out)
+        report_stream(result, out, shown)
     else:
-        report_one(result, out)
+        report_one(result, out, shown)
     sys.stdout.flush()
 
 
@@ -131,9 +137,19 @@ def sizes_line(what: str, out: Path | None, responses: str,
             + responses + (f", public params uploaded {uploaded:,} B" if uploaded else ""))
 
 
-def report_one(result: QueryResult, out: Path | None) -> None:
+def record_text(record: bytes) -> str:
+    """--text: the record as UTF-8 text; an error (not a garbled line) if it is not."""
+    try:
+        return record.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SpiralpirError(f"the record is not UTF-8 text (byte 0x{record[exc.start]:02x} at "
+                             f"offset {exc.start}); print it in hex without --text") from None
+
+
+def report_one(result: QueryResult, out: Path | None,
+               shown: Callable[[bytes], str] = bytes.hex) -> None:
     if out is None:
-        click.echo(result.record.hex())
+        click.echo(shown(result.record))
     s = result.seconds
     click.echo(
         sizes_line(f"record {result.index}: {len(result.record)} bytes", out,
@@ -144,10 +160,11 @@ def report_one(result: QueryResult, out: Path | None) -> None:
     )
 
 
-def report_stream(result: StreamResult, out: Path | None) -> None:
+def report_stream(result: StreamResult, out: Path | None,
+                  shown: Callable[[bytes], str] = bytes.hex) -> None:
     if out is None:
         for b in result.blocks:
-            click.echo(f"{b.block} " + ("-" if b.record is None else b.record.hex()))
+            click.echo(f"{b.block} " + ("-" if b.record is None else shown(b.record)))
     t = result.totals()
     p = result.prepare_seconds
     response = sum(b.response_bytes for b in result.blocks)

@@ -63,6 +63,7 @@ from spiralpir.optimizer.service.client_wire import (
 )
 from spiralpir.optimizer.service.results import BlockResult, QueryResult, StreamResult
 from spiralpir.optimizer.service.server_wait import wait_until_answering
+from spiralpir.optimizer.service.value_frame import VALUES_FIXED, VALUES_FRAMED, unframe
 from tqdm import tqdm
 
 MAX_REOPENS = 3  # re-uploads of a streamed query when the server drops its session
@@ -141,6 +142,11 @@ class PirClient:
         self.response_limit = int(build.lib.params["response_bytes"])
         self.num_records = reported_count(self.info.get("num_records"), "num_records")
         self.record_size = reported_count(self.info.get("record_size"), "record_size")
+        self.values = self.info.get("values", VALUES_FIXED)
+        if self.values not in (VALUES_FIXED, VALUES_FRAMED):
+            raise SpiralpirError(f"the server stores values as {json.dumps(self.values)[:40]}, "
+                                 f"which this client does not know ({VALUES_FIXED}, "
+                                 f"{VALUES_FRAMED})")
         self.state_path = Path(state_path) if state_path else default_state_path(self.url, name)
         self.keys, self.client_id = self._load_state()
 
@@ -261,7 +267,7 @@ class PirClient:
         if r.status_code != 200:
             self._json(r)
         resp = r.content
-        record = self.keys.decode(index, resp, self.build.record_size)[: self.record_size]
+        record = self._value(self.keys.decode(index, resp, self.build.record_size), index)
         t3 = time.perf_counter()
         return QueryResult(
             index=index, record=record, query_bytes=len(q), response_bytes=len(resp),
@@ -269,6 +275,15 @@ class PirClient:
             seconds={"query_gen": t1 - t0, "round_trip": t2 - t1, "decode": t3 - t2,
                      "server": reported_seconds(r.headers.get(api.SECONDS_HEADER))},
         )
+
+    def _value(self, decoded: bytes, index: int, block: int | None = None) -> bytes:
+        """The record's exact bytes: its value without the length and padding when the server
+        stores values with their lengths (value_frame.py)."""
+        record = decoded[: self.record_size]
+        if self.values == VALUES_FIXED:
+            return record
+        where = f"record {index}" + ("" if block is None else f" of block {block}")
+        return unframe(record, where)
 
     # -- streaming -------------------------------------------------------------------------
     @property
@@ -345,7 +360,8 @@ class PirClient:
                 r, trip = fut.result()
                 t2 = time.perf_counter()
                 resp = r.content
-                record = self.keys.decode(index, resp, self.build.record_size)[: self.record_size]
+                record = self._value(self.keys.decode(index, resp, self.build.record_size),
+                                     index, k)
                 t3 = time.perf_counter()
                 stages = reported_stages(r.headers.get(api.STAGES_HEADER))
                 db_bytes = api.parse_decimal(r.headers.get(api.BLOCK_BYTES_HEADER, ""))

@@ -41,6 +41,7 @@ from spiralpir.optimizer.service.binding import (
 from spiralpir.optimizer.service.http_api import API_VERSION, client_id_of
 from spiralpir.optimizer.service.progress_lines import ProgressLines
 from spiralpir.optimizer.service.sessions import StreamSession, StreamSessions, UnknownStream
+from spiralpir.optimizer.service.value_frame import VALUES_FIXED, VALUES_FRAMED
 
 
 class UnknownClient(SpiralpirError):
@@ -170,6 +171,11 @@ class PirServer:
                                  "(with each block's preprocessed path), not both")
         if not blocks:
             raise SpiralpirError("streaming mode needs at least one block (database)")
+        framed = {recs.framed for recs, _ in blocks}
+        if len(framed) > 1:
+            raise SpiralpirError("the blocks mix files of values (stored with their lengths) "
+                                 "and binary records; give blocks of one kind")
+        self.values = VALUES_FRAMED if framed == {True} else VALUES_FIXED
         self.record_size = build.record_size
         params = Parameters.from_literal(build.params)
         self._params_hash = params.params_hash()
@@ -423,6 +429,7 @@ class PirServer:
             "plan": self.plan_document,
             "num_records": self.num_records,
             "record_size": self.record_size,
+            "values": self.values,  # how a record holds its value: service/value_frame.py
             "sizes": {
                 "public_params_bytes": self.public_params_bytes,
                 "query_bytes": self.query_bytes,
