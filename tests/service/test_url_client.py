@@ -149,3 +149,18 @@ def test_a_server_that_never_answers_is_one_line_after_the_wait(tmp_path: Path) 
                          "but did not answer within 3 s (still preparing its database?); give "
                          "--wait SECONDS to wait longer"), r.stderr
     assert lines[0].startswith("spiralpir: waiting for the server"), r.stderr
+
+
+def test_the_listening_line_comes_when_the_server_answers(demo_inst: object,
+                                                         tmp_path: Path) -> None:
+    """`listening on URL` is the ready line: the port is bound before the database is
+    prepared, but the line comes only once requests are answered."""
+    sample = tmp_path / "sample.db"
+    subprocess.run([*CLI, "sample-db", "--out", str(sample)], check=True, capture_output=True)
+    srv = ServerProcess(["--build", str(DEMO), "--db", str(sample), "--no-cache", "--threads",
+                         "1", "--quiet"], tmp_path / "server.log")
+    try:
+        r = requests.get(srv.url + "/v1/health", timeout=(1, 1))  # no waiting
+        assert r.status_code == 200 and r.json()["status"] == "ok"
+    finally:
+        srv.stop()
