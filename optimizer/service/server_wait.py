@@ -9,9 +9,11 @@ error and a silent server is a one-line error naming the bound.
 
 from __future__ import annotations
 
+import socket
 import time
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 import requests
 from spiralpir.optimizer.errors import SpiralpirError
@@ -28,6 +30,10 @@ def wait_until_answering(http: Any, url: str, wait: float,
     error. `log` gets one line when waiting starts."""
     if wait <= 0:
         return
+    try:
+        socket.getaddrinfo(urlsplit(url).hostname, None)
+    except (socket.gaierror, UnicodeError):
+        return  # an unknown host is not a starting server: the caller's request reports it
     deadline = time.monotonic() + wait
     told = False
     read_timeout = FIRST_ANSWER_SECONDS
