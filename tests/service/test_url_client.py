@@ -3,9 +3,9 @@ exactly, and `spiralpir query` on a machine without generated/ and without a com
 on PATH builds a client (the ziglang package's clang), caches it, and decrypts real records,
 also with the AVX-512 and AVX2 kernels disabled.
 
-Cost: the first test compiles the runtime and the demo instance with zig (~1 min warm; on a
-machine whose zig cache is empty zig first builds its libc++, 1-3 min more); later queries
-reuse the cached library.
+Cost: the URL-only test compiles the runtime and the demo instance with zig (~40 CPU-seconds;
+where zig's cache is empty zig first builds its libc++, ~42 CPU-seconds more, once per venv);
+its later queries reuse the cached library.
 """
 
 from __future__ import annotations
