@@ -133,7 +133,7 @@ def cpu_has_avx512() -> bool:
 
 
 @contextmanager
-def _lock(path: Path) -> Iterator[None]:
+def file_lock(path: Path) -> Iterator[None]:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
@@ -183,7 +183,7 @@ def build_runtime(build_dir: Path | None = None, jobs: int | None = None,
     src = runtime_source()
     bdir, prefix = root / "runtime", root / "runtime-install"
     jobs = jobs or os.cpu_count() or 1
-    with _lock(root / ".runtime.lock"):
+    with file_lock(root / ".runtime.lock"):
         if not (bdir / "CMakeCache.txt").is_file():
             _run(
                 [cmake, "-S", str(src), "-B", str(bdir), *generator,
@@ -210,7 +210,7 @@ def build_arith_bench(build_dir: Path | None = None, jobs: int | None = None,
     root = build_root(build_dir)
     proj, bdir = root / "runtime-bench-src", root / "runtime-bench"
     jobs = jobs or os.cpu_count() or 1
-    with _lock(root / ".runtime-bench.lock"):
+    with file_lock(root / ".runtime-bench.lock"):
         proj.mkdir(parents=True, exist_ok=True)
         text = ("cmake_minimum_required(VERSION 3.20)\nproject(spiralpir_arith_bench CXX)\n"
                 "set(CMAKE_CXX_STANDARD 20)\nfind_package(spiralpirRuntime REQUIRED)\n"
@@ -245,7 +245,7 @@ def build(source_dir: Path, build_dir: Path | None = None, jobs: int | None = No
     testing_include = testing_include_dir()
     cmake, generator = _tools()
     jobs = jobs or os.cpu_count() or 1
-    with _lock(inst.build_dir.parent / f".{inst.build_dir.name}.lock"):
+    with file_lock(inst.build_dir.parent / f".{inst.build_dir.name}.lock"):
         _run(
             [cmake, "-S", str(inst.source_dir), "-B", str(inst.build_dir), *generator,
              "-DCMAKE_BUILD_TYPE=Release", f"-DCMAKE_PREFIX_PATH={prefix}",

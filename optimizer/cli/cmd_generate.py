@@ -173,7 +173,7 @@ def db_shape(path: Path, record_size: str | None, headroom: str | None) -> tuple
     found = records_file.survey(path, size)
     extra = parse_headroom(headroom) if headroom is not None else Fraction(0)
     count = math.ceil(found.num_records * (1 + extra))
-    planned_size = size if size is not None else found.max_size
+    planned_size = found.item_size  # values are stored with their length (value_frame.py)
     if planned_size < 1:
         raise SpiralpirError(f"{path}: every value is empty; give --record-size")
     grown = f" (+{float(extra * 100):g}% headroom)" if extra else ""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -100,24 +101,36 @@ def write_atomic(out: Path, data: bytes) -> None:
 @click.option("--min-version", type=click.IntRange(min=0), default=0,
               help="Refuse an answer from a database version older than this (the server "
               "says which version it holds; updates raise it).")
+@click.option("--wait", type=click.FloatRange(min=0), default=60.0, show_default=True,
+              metavar="SECONDS", help="Wait this long for a server that is still starting "
+              "(0: fail at once).")
+@click.option("--text", "as_text", is_flag=True,
+              help="Print the record as UTF-8 text instead of hex (an error if it is not).")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON report (records in hex).")
 def query(url: str, index: list[int], out: Path | None, streaming: bool, blocks_text: str | None,
           in_flight: int, progress: bool, state: Path | None, source_dir: Path | None,
-          build_dir: Path | None, min_version: int, as_json: bool) -> None:
+          build_dir: Path | None, min_version: int, wait: float, as_text: bool,
+          as_json: bool) -> None:
     """Fetch record INDEX without the server learning INDEX."""
     if (blocks_text is not None or in_flight != 2) and not streaming:
         raise SpiralpirError("--blocks and --in-flight need --stream")
     if min_version and streaming:
         raise SpiralpirError("--min-version applies to a server of one database, not --stream")
+    if as_text and (as_json or out is not None):
+        raise SpiralpirError("--text prints the record; it does not go with --json or --out")
     check_out_file(out, "--out")
     client = PirClient(server_url(url), source_dir=source_dir, build_dir=build_dir,
-                       state_path=state)
+                       state_path=state, wait=wait)
     batch = "batch" in client.info
     if len(index) > 1 and (streaming or not batch):
         client.close()
         raise SpiralpirError(f"--index with several records needs a batch build (`generate "
                              f"--batch K`); {url} serves " + ("streams" if streaming else
                                                               "one database"))
+    if min_version and batch:
+        client.close()
+        raise SpiralpirError("--min-version applies to a server of one database, not a batch "
+                             "build")
     try:
         if streaming:
             blocks = parse_blocks(blocks_text, len(client.blocks))
@@ -134,12 +147,13 @@ def query(url: str, index: list[int], out: Path | None, streaming: bool, blocks_
     if as_json:
         click.echo(json.dumps(result.to_json(), sort_keys=True))
         return
+    shown = record_text if as_text else bytes.hex
     if isinstance(result, BatchResult):
-        report_batch(result, out)
+        report_batch(result, out, shown)
     elif isinstance(result, StreamResult):
-        report_stream(result, out)
+        report_stream(result, out, shown)
     else:
-        report_one(result, out)
+        report_one(result, out, shown)
     sys.stdout.flush()
 
 
@@ -150,9 +164,19 @@ def sizes_line(what: str, out: Path | None, responses: str,
             + responses + (f", public params uploaded {uploaded:,} B" if uploaded else ""))
 
 
-def report_one(result: QueryResult, out: Path | None) -> None:
+def record_text(record: bytes) -> str:
+    """--text: the record as UTF-8 text; an error (not a garbled line) if it is not."""
+    try:
+        return record.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SpiralpirError(f"the record is not UTF-8 text (byte 0x{record[exc.start]:02x} at "
+                             f"offset {exc.start}); print it in hex without --text") from None
+
+
+def report_one(result: QueryResult, out: Path | None,
+               shown: Callable[[bytes], str] = bytes.hex) -> None:
     if out is None:
-        click.echo(result.record.hex())
+        click.echo(shown(result.record))
     s = result.seconds
     click.echo(
         sizes_line(f"record {result.index}: {len(result.record)} bytes"
@@ -165,10 +189,11 @@ def report_one(result: QueryResult, out: Path | None) -> None:
     )
 
 
-def report_stream(result: StreamResult, out: Path | None) -> None:
+def report_stream(result: StreamResult, out: Path | None,
+                  shown: Callable[[bytes], str] = bytes.hex) -> None:
     if out is None:
         for b in result.blocks:
-            click.echo(f"{b.block} " + ("-" if b.record is None else b.record.hex()))
+            click.echo(f"{b.block} " + ("-" if b.record is None else shown(b.record)))
     t = result.totals()
     p = result.prepare_seconds
     response = sum(b.response_bytes for b in result.blocks)
@@ -185,10 +210,11 @@ def report_stream(result: StreamResult, out: Path | None) -> None:
     )
 
 
-def report_batch(result: BatchResult, out: Path | None) -> None:
+def report_batch(result: BatchResult, out: Path | None,
+                 shown: Callable[[bytes], str] = bytes.hex) -> None:
     if out is None:
         for i, rec in zip(result.indices, result.records, strict=True):
-            click.echo(f"{i} {rec.hex()}")
+            click.echo(f"{i} {shown(rec)}")
     s = result.seconds
     uploaded = result.public_params_bytes_uploaded
     click.echo(

@@ -60,9 +60,12 @@ def parse_plan_document(doc: Mapping[str, Any]) -> tuple[dict[str, Any], dict[st
 
 
 def load_document(path: Path) -> dict[str, Any]:
-    """A plan document or a build's params.json, checked (parse_plan_document) so that a bad
-    field is reported with the file that holds it."""
+    """A plan document, a build's params.json or a server's ``GET /v1/params`` reply (whose
+    ``plan`` is its build's params.json), checked (parse_plan_document) so that a bad field is
+    reported with the file that holds it."""
     doc = read_json_object(path, "parameters file")
+    if "api" in doc and isinstance(doc.get("plan"), dict):
+        doc = doc["plan"]
     try:
         parse_plan_document(doc)
     except SpiralpirError as exc:

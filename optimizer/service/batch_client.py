@@ -80,7 +80,7 @@ def get_many(client: Any, indices: Sequence[int], table: BucketTable) -> BatchRe
         client._json(r)
     responses = batch_wire.unpack(r.content, layout.buckets, response_bytes,
                                   batch_wire.REPLY_MAGIC, "batch reply")
-    got = {i: client.keys.decode(slot, responses[b], client.build.record_size)[: client.record_size]
+    got = {i: client._value(client.keys.decode(slot, responses[b], client.build.record_size), i)
            for i, (b, slot) in slots.items()}
     t3 = time.perf_counter()
     return BatchResult(

@@ -2,11 +2,13 @@
 
 The client keeps its secret state in a local file (service/client_state.py) together with the
 client id the server assigned, so public parameters are uploaded once per server. It learns the
-server's build from ``GET /v1/params`` and loads the matching local build (the same generated
-directory, compiled here) only after the checks of service/client_wire.py: a plain build name
-inside the generated root, the server's parameters equal to the local ``params.json`` before
-anything is compiled or loaded (and the loaded library's after), every reply read with a size
-limit.
+server's build from ``GET /v1/params``. With a local copy of that build (``source_dir``, or
+generated/NAME in the working directory) it compiles and loads it; without one it builds a
+client from the plan the server publishes, once per parameter set (service/client_cache.py).
+Either way only after the checks of service/client_wire.py: a plain build name inside the
+generated root, the server's parameters equal to the local ``params.json`` (or the published
+plan's) before anything is compiled or loaded (and the loaded library's after), every reply
+read with a size limit.
 
 Under load the client waits rather than fails: a 503 (the server's queue or upload slots are
 full) is sent again after the server's Retry-After, and an unknown client id (evicted, or a
@@ -40,6 +42,7 @@ from spiralpir.optimizer.service import http_api as api
 from spiralpir.optimizer.service.batch_results import BatchResult
 from spiralpir.optimizer.service.binding import Build, ClientKeys, build_literal
 from spiralpir.optimizer.service.builds import open_build
+from spiralpir.optimizer.service.client_cache import client_build
 from spiralpir.optimizer.service.client_state import (
     STATE_VERSION,
     default_state_path,
@@ -61,6 +64,8 @@ from spiralpir.optimizer.service.client_wire import (
     reported_stages,
 )
 from spiralpir.optimizer.service.results import BlockResult, QueryResult, StreamResult
+from spiralpir.optimizer.service.server_wait import wait_until_answering
+from spiralpir.optimizer.service.value_frame import VALUES_FIXED, VALUES_FRAMED, unframe
 from tqdm import tqdm
 
 MAX_REOPENS = 3  # re-uploads of a streamed query when the server drops its session
@@ -106,21 +111,25 @@ class PirClient:
     def __init__(self, server_url: str, build: Build | None = None,
                  source_dir: Path | None = None, build_dir: Path | None = None,
                  state_path: Path | str | None = None, timeout: float = 600.0,
-                 show_progress: bool = False) -> None:
+                 show_progress: bool = False, cache_dir: Path | None = None,
+                 wait: float = 0.0) -> None:
         self.url = server_url.rstrip("/")
         self.timeout = timeout
         self.retries = {"busy": 0, "setup": 0}  # resends after a 503 / an unknown client id
         self.http = requests.Session()
+        wait_until_answering(self.http, self.url, wait,
+                             lambda line: print(f"spiralpir: {line}", file=sys.stderr, flush=True))
         self.info = self._get_json(api.PARAMS)
         name = check_build_name(self.info.get("build"))
         server_params = self.info.get("params")
+        if build is None and source_dir is None and not (
+                generated_source(name) / "params.json").is_file():
+            # no local copy of the server's build: one made from the plan it publishes
+            build = client_build(name, self.info, cache_dir)
         if build is None:
             src = Path(source_dir) if source_dir else generated_source(name)
             if not (src / "params.json").is_file():
-                raise SpiralpirError(
-                    f"the server runs build '{name}' but {src} does not exist here: pass "
-                    "--build with the server's generated directory"
-                )
+                raise SpiralpirError(f"--build {src}: no generated build there (no params.json)")
             ci = self.info.get("ci") is True
             # before anything is compiled: the server must run what this directory builds
             local = src / "params.json"
@@ -135,6 +144,11 @@ class PirClient:
         self.response_limit = int(build.lib.params["response_bytes"])
         self.num_records = reported_count(self.info.get("num_records"), "num_records")
         self.record_size = reported_count(self.info.get("record_size"), "record_size")
+        self.values = self.info.get("values", VALUES_FIXED)
+        if self.values not in (VALUES_FIXED, VALUES_FRAMED):
+            raise SpiralpirError(f"the server stores values as {json.dumps(self.values)[:40]}, "
+                                 f"which this client does not know ({VALUES_FIXED}, "
+                                 f"{VALUES_FRAMED})")
         self.state_path = Path(state_path) if state_path else default_state_path(self.url, name)
         self.keys, self.client_id = self._load_state()
         self._batch_table: Any = None  # the server's bucket layout, computed on first use
@@ -261,7 +275,7 @@ class PirClient:
         if r.status_code != 200:
             self._json(r)
         resp = r.content
-        record = self.keys.decode(index, resp, self.build.record_size)[: self.record_size]
+        record = self._value(self.keys.decode(index, resp, self.build.record_size), index)
         t3 = time.perf_counter()
         return QueryResult(
             index=index, record=record, query_bytes=len(q), response_bytes=len(resp),
@@ -278,6 +292,15 @@ class PirClient:
             self._batch_table = batch_client.layout_of(self.info,
                                                        self.build.num_records).table()
         return batch_client.get_many(self, indices, self._batch_table)
+
+    def _value(self, decoded: bytes, index: int, block: int | None = None) -> bytes:
+        """The record's exact bytes: its value without the length and padding when the server
+        stores values with their lengths (value_frame.py)."""
+        record = decoded[: self.record_size]
+        if self.values == VALUES_FIXED:
+            return record
+        where = f"record {index}" + ("" if block is None else f" of block {block}")
+        return unframe(record, where)
 
     # -- streaming -------------------------------------------------------------------------
     @property
@@ -354,7 +377,8 @@ class PirClient:
                 r, trip = fut.result()
                 t2 = time.perf_counter()
                 resp = r.content
-                record = self.keys.decode(index, resp, self.build.record_size)[: self.record_size]
+                record = self._value(self.keys.decode(index, resp, self.build.record_size),
+                                     index, k)
                 t3 = time.perf_counter()
                 stages = reported_stages(r.headers.get(api.STAGES_HEADER))
                 db_bytes = api.parse_decimal(r.headers.get(api.BLOCK_BYTES_HEADER, ""))

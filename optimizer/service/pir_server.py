@@ -11,6 +11,7 @@ service/http_server.py exposes it over HTTP (service/http_api.py).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -42,6 +43,7 @@ from spiralpir.optimizer.service.live_db import LiveDb
 from spiralpir.optimizer.service.progress_lines import ProgressLines
 from spiralpir.optimizer.service.served_estimate import served_estimate
 from spiralpir.optimizer.service.sessions import StreamSession, StreamSessions, UnknownStream
+from spiralpir.optimizer.service.value_frame import VALUES_FIXED, VALUES_FRAMED
 
 
 class UnknownClient(SpiralpirError):
@@ -158,6 +160,7 @@ class PirServer:
                  updatable: bool = False) -> None:
         self.build = build
         self.lib = build.lib
+        self.plan_document = json.loads(Path(build.inst.params_json).read_text())
         self.threads = threads
         self._log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
         self._clients: OrderedDict[str, PublicParams] = OrderedDict()
@@ -175,6 +178,11 @@ class PirServer:
                                  "(with each block's preprocessed path), not both")
         if not blocks:
             raise SpiralpirError("streaming mode needs at least one block (database)")
+        framed = {recs.framed for recs, _ in blocks}
+        if len(framed) > 1:
+            raise SpiralpirError("the blocks mix files of values (stored with their lengths) "
+                                 "and binary records; give blocks of one kind")
+        self.values = VALUES_FRAMED if framed == {True} else VALUES_FIXED
         self.record_size = build.record_size
         params = Parameters.from_literal(build.params)
         self._params_hash = params.params_hash()
@@ -445,8 +453,11 @@ class PirServer:
             "ci": self.build.ci,
             "variant": self.lib.variant,
             "params": self.lib.params,
+            # the build's params.json: a client generates and compiles its own library from it
+            "plan": self.plan_document,
             "num_records": self.num_records,
             "record_size": self.record_size,
+            "values": self.values,  # how a record holds its value: service/value_frame.py
             "sizes": {
                 "public_params_bytes": self.public_params_bytes,
                 "query_bytes": self.query_bytes,

@@ -2,10 +2,12 @@
 
 Inputs:
   * a binary file of fixed-size records (``record_size`` given, or the build's record size);
-  * a directory: one record per regular file (sorted by relative path), padded with zeros;
+  * a directory: one record per regular file (sorted by relative path);
   * a JSON Lines file: one record per line, a JSON string (UTF-8) or an object with exactly
-    one of ``text``, ``hex``, ``base64``; padded with zeros.
-Values longer than the item size are an error naming the record, never cut. Record count
+    one of ``text``, ``hex``, ``base64``.
+Values of the last two are stored with their length (service/value_frame.py), so a client gets
+back exactly their bytes. Values longer than an item holds are an error naming the record,
+never cut. Record count
 and size are read from the data; a database that does not fit the build's planned shape is
 rejected with a message naming both shapes.
 """
@@ -22,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from spiralpir.optimizer.errors import SpiralpirError
+from spiralpir.optimizer.service import value_frame
 
 FORMATS = ("binary", "dir", "jsonl")
 MAX_NAMED = 5  # over-long values named in an error (all are counted)
@@ -36,6 +39,7 @@ class Records:
     record_size: int
     source: str
     fmt: str
+    framed: bool = False  # records hold length-prefixed values (value_frame.py)
 
     def record(self, i: int) -> bytes:
         if not 0 <= i < self.num_records:
@@ -161,6 +165,7 @@ class TooLong:
     """The values longer than an item size: the first MAX_NAMED named, all counted."""
 
     item_size: int
+    framed: bool = False  # the item also holds the value's length
     named: list[str] = field(default_factory=list)
     count: int = 0
     longest: int = 0
@@ -171,14 +176,25 @@ class TooLong:
         self.count += 1
         self.longest = max(self.longest, length)
 
+    @property
+    def limit(self) -> int:
+        return value_frame.capacity(self.item_size) if self.framed else self.item_size
+
+    def _bound(self) -> str:
+        if not self.framed:
+            return f"the item size {self.item_size} bytes"
+        width = value_frame.length_bytes(self.item_size)
+        return (f"the {self.limit} bytes a {self.item_size}-byte item holds beside the value's "
+                f"{width}-byte length")
+
     def check(self) -> None:
         if self.count == 1:
-            raise SpiralpirError(f"{self.named[0]}, longer than the item size {self.item_size} "
-                                 "bytes; values are never truncated")
+            raise SpiralpirError(f"{self.named[0]}, longer than {self._bound()}; values are "
+                                 "never truncated")
         if self.count:
             more = self.count - len(self.named)
             raise SpiralpirError(
-                f"{self.count} records are longer than the item size {self.item_size} bytes "
+                f"{self.count} records are longer than {self._bound()} "
                 f"(the longest {self.longest} bytes; values are never truncated): "
                 + "; ".join(self.named) + (f"; and {more} more" if more else ""))
 
@@ -190,24 +206,24 @@ class Survey:
     num_records: int
     max_size: int
     fmt: str
+    item_size: int  # the record size that stores every value (with its length if framed)
 
 
 def _variable(path: Path, fmt: str, item_size: int) -> Records:
     values = _jsonl_values(path) if fmt == "jsonl" else _dir_values(path)
     data = bytearray()
     count = 0
-    too_long = TooLong(item_size)
+    too_long = TooLong(item_size, framed=True)
     for where, value in values:
-        if len(value) > item_size:
+        if len(value) > too_long.limit:
             too_long.add(count, where, len(value))
         elif not too_long.count:
-            data += value
-            data += bytes(item_size - len(value))
+            data += value_frame.frame(value, item_size)
         count += 1
     too_long.check()
     if count == 0:
         raise SpiralpirError(f"{path} holds no records")
-    return Records(data, count, item_size, str(path), fmt)
+    return Records(data, count, item_size, str(path), fmt, framed=True)
 
 
 def survey(path: Path, record_size: int | None = None, fmt: str | None = None) -> Survey:
@@ -220,19 +236,20 @@ def survey(path: Path, record_size: int | None = None, fmt: str | None = None) -
         if record_size is None:
             raise SpiralpirError(f"{path} is a binary file, which does not record its record "
                                  "size: give --record-size")
-        return Survey(_binary_count(path, record_size), record_size, fmt)
+        return Survey(_binary_count(path, record_size), record_size, fmt, record_size)
     values = _jsonl_values(path) if fmt == "jsonl" else _dir_values(path)
     count = longest = 0
-    too_long = TooLong(record_size or 0)
+    too_long = TooLong(record_size or 0, framed=True)
     for where, value in values:
-        if record_size is not None and len(value) > record_size:
+        if record_size is not None and len(value) > too_long.limit:
             too_long.add(count, where, len(value))
         longest = max(longest, len(value))
         count += 1
     too_long.check()
     if count == 0:
         raise SpiralpirError(f"{path} holds no records")
-    return Survey(count, longest, fmt)
+    return Survey(count, longest, fmt,
+                  record_size if record_size is not None else value_frame.item_size_for(longest))
 
 
 def _check_path(path: Path, fmt: str | None) -> str:
@@ -276,4 +293,5 @@ def fit_to_build(records: Records, planned_records: int, planned_size: int, buil
     rs = records.record_size
     for i in range(records.num_records):
         out[i * planned_size : i * planned_size + rs] = src[i * rs : (i + 1) * rs]
-    return Records(out, records.num_records, planned_size, records.source, records.fmt)
+    return Records(out, records.num_records, planned_size, records.source, records.fmt,
+                   records.framed)

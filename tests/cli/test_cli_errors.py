@@ -76,7 +76,7 @@ CASES: list[tuple[list[str], list[str]]] = [
     (["serve", "--build", str(DEMO), "--db", "{tmp}/big.db"], ["planned for"]),
     (["serve", "--build", str(DEMO)], ["either --db"]),
     # query: its error paths without a server
-    (["query", "--server", "http://127.0.0.1:9", "--index", "0"], ["cannot reach"]),
+    (["query", "--server", "http://127.0.0.1:9", "--index", "0", "--wait", "0"], ["cannot reach"]),
     (["query", "--server", "not-a-url", "--index", "0"], ["not-a-url"]),
     (["query", "--server", "http://127.0.0.1:9", "--index", "0", "--blocks", "1"],
      ["--stream"]),

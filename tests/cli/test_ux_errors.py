@@ -101,7 +101,8 @@ def test_server_url_that_is_not_http_is_refused(url: str) -> None:
 
 def test_server_url_without_scheme_means_http() -> None:
     port = closed_port()
-    line = one_line_error(run("query", "--server", f"127.0.0.1:{port}", "--index", "1"))
+    line = one_line_error(run("query", "--server", f"127.0.0.1:{port}", "--index", "1",
+                              "--wait", "0"))
     assert f"cannot reach http://127.0.0.1:{port}" in line
 
 

@@ -52,7 +52,8 @@ def test_from_db_plans_for_the_count_and_longest_value(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     params = params_of(tmp_path / "urls")
     # 10% more than 3001 records, rounded up
-    assert (params["records"], params["record_size"]) == (3302, longest)
+    # the longest value and its 1-byte length (records of values carry their length)
+    assert (params["records"], params["record_size"]) == (3302, longest + 1)
     assert f"3,001 records (jsonl, longest value {longest} bytes)" in proc.stderr
 
 
@@ -61,7 +62,8 @@ def test_from_db_lists_every_over_long_value(tmp_path: Path) -> None:
     write_jsonl(tmp_path / "v.jsonl", values)
     line = one_line_error(run("generate", "--from-db", tmp_path / "v.jsonl", "--record-size",
                               "32", "--name", "v", "--out", tmp_path))
-    assert "8 records are longer than the item size 32 bytes (the longest 47 bytes" in line
+    assert ("8 records are longer than the 31 bytes a 32-byte item holds beside the value's "
+            "1-byte length (the longest 47 bytes") in line
     for i in range(10, 15):
         assert f"record {i} (line {i + 1} of {tmp_path / 'v.jsonl'}) is {30 + i} bytes" in line
     assert "record 15 " not in line and line.endswith("and 3 more")

@@ -30,17 +30,21 @@ def test_binary_records(tmp_path: Path, rng: random.Random) -> None:
         database.read_records(tmp_path / "db.bin", planned_size=32, record_size=7)
 
 
-def test_variable_values_are_padded_never_cut(tmp_path: Path) -> None:
-    lines = [json.dumps("héllo"), json.dumps({"hex": "00ff"}), json.dumps({"base64": "AAE="}),
-             "", json.dumps({"text": "x" * 16})]
+def test_variable_values_keep_their_length_and_are_never_cut(tmp_path: Path) -> None:
+    lines = [json.dumps("héllo"), json.dumps({"hex": "00ff00"}), json.dumps({"base64": "AAE="}),
+             "", json.dumps({"text": "x" * 15}), json.dumps("")]
     (tmp_path / "db.jsonl").write_text("\n".join(lines) + "\n")
     recs = database.read_records(tmp_path / "db.jsonl", planned_size=16)
-    assert recs.num_records == 4 and recs.record_size == 16
-    assert recs.record(0) == "héllo".encode() + bytes(10)
-    assert recs.record(1) == b"\x00\xff" + bytes(14)
-    assert recs.record(2) == b"\x00\x01" + bytes(14)
-    (tmp_path / "long.jsonl").write_text(json.dumps("a") + "\n" + json.dumps("b" * 17) + "\n")
-    with pytest.raises(SpiralpirError, match=r"record 1 \(line 2 of .*\) is 17 bytes"):
+    assert recs.num_records == 5 and recs.record_size == 16 and recs.framed
+    # a 1-byte length, the value, zeros (FORMATS.md 5.2)
+    assert recs.record(0) == b"\x06" + "héllo".encode() + bytes(9)
+    assert recs.record(1) == b"\x03\x00\xff\x00" + bytes(12)
+    assert recs.record(2) == b"\x02\x00\x01" + bytes(13)
+    assert recs.record(3) == b"\x0f" + b"x" * 15
+    assert recs.record(4) == bytes(16)
+    (tmp_path / "long.jsonl").write_text(json.dumps("a") + "\n" + json.dumps("b" * 16) + "\n")
+    with pytest.raises(SpiralpirError, match=r"record 1 \(line 2 of .*\) is 16 bytes, longer "
+                       r"than the 15 bytes a 16-byte item holds beside the value's 1-byte length"):
         database.read_records(tmp_path / "long.jsonl", planned_size=16)
     (tmp_path / "bad.jsonl").write_text('{"oops": "1"}\n')
     with pytest.raises(SpiralpirError, match="line 1"):
@@ -53,9 +57,9 @@ def test_directory_of_values(tmp_path: Path) -> None:
     (d / "b.txt").write_bytes(b"second")
     (d / "a.txt").write_bytes(b"first")
     recs = database.read_records(d, planned_size=8)
-    assert [recs.record(0), recs.record(1)] == [b"first\0\0\0", b"second\0\0"]
-    (d / "c.txt").write_bytes(b"123456789")
-    with pytest.raises(SpiralpirError, match=r"record 2 \(file .*/values/c\.txt\) is 9 bytes"):
+    assert [recs.record(0), recs.record(1)] == [b"\x05first\0\0", b"\x06second\0"]
+    (d / "c.txt").write_bytes(b"12345678")
+    with pytest.raises(SpiralpirError, match=r"record 2 \(file .*/values/c\.txt\) is 8 bytes"):
         database.read_records(d, planned_size=8)
 
 
@@ -177,6 +181,6 @@ def test_empty_variable_inputs(tmp_path: Path) -> None:
     with pytest.raises(SpiralpirError, match="exceeds the build's item size"):
         database.read_records(tmp_path / "db.jsonl", planned_size=8, record_size=9)
     recs = database.read_records(tmp_path / "db.jsonl", planned_size=8, record_size=4)
-    assert (recs.num_records, recs.record_size, recs.record(0)) == (1, 4, b"abc\0")
+    assert (recs.num_records, recs.record_size, recs.record(0)) == (1, 4, b"\x03abc")
     whole = database.read_records(tmp_path / "db.jsonl", planned_size=8, record_size=8)
-    assert whole.record(0) == b"abc" + bytes(5)  # the item size itself is allowed
+    assert whole.record(0) == b"\x03abc" + bytes(4)  # the item size itself is allowed
