@@ -15,6 +15,7 @@ from spiralpir.optimizer.cli.counts import parse_count
 from spiralpir.optimizer.cli.plan_options import (
     BLOCKS_HELP,
     DB_RATIO_HELP,
+    MAX_COPIES_HELP,
     OBJECTIVE_HELP,
     caps,
     parse_blocks,
@@ -61,8 +62,7 @@ from spiralpir.optimizer.service.batch_server import BATCH_FILE
 @click.option("--refresh-security", is_flag=True,
               help="Re-run the security estimator even if the document holds a report.")
 @click.option("--max-copies", type=click.IntRange(min=2), default=None, metavar="W",
-              help="With --batch: store every record in at most W buckets (the server's "
-              "memory grows with W; default: the cheapest W in 2..6).")
+              help=MAX_COPIES_HELP)
 @click.option("--batch", type=click.IntRange(min=1), default=None, metavar="K",
               help="Plan now a batch build for up to K records per request (writes "
               "NAME/batch.json, the bucket layout, beside the bucket database's build).")

@@ -20,6 +20,7 @@ from spiralpir.optimizer.cli.counts import parse_count
 from spiralpir.optimizer.cli.plan_options import (
     BLOCKS_HELP,
     DB_RATIO_HELP,
+    MAX_COPIES_HELP,
     OBJECTIVE_HELP,
     caps,
     parse_blocks,
@@ -61,8 +62,7 @@ from spiralpir.optimizer.plan.space import OBJECTIVES
               help="Show this many plans (the best and the next-best alternatives).")
 @click.option("--json", "as_json", is_flag=True, help="Print {params, estimate} as JSON.")
 @click.option("--max-copies", type=click.IntRange(min=2), default=None, metavar="W",
-              help="With --batch: store every record in at most W buckets (the server's "
-              "memory grows with W; default: the cheapest W in 2..6).")
+              help=MAX_COPIES_HELP)
 @click.option("--batch", type=click.IntRange(min=1), default=None, metavar="K",
               help="Plan a batch build: up to K records per request (probabilistic batch "
               "codes; the plan gives w, the bucket count and size, and the failure bound).")

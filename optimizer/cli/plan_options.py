@@ -18,6 +18,8 @@ OBJECTIVE_HELP = (
 DB_RATIO_HELP = (
     "Cap on the preprocessed database's bytes per record byte (its density: 8 when 64-bit "
     "words hold 8-bit plaintexts; the file's 32-byte header aside).")
+MAX_COPIES_HELP = ("With --batch: store every record in at most W buckets (the server's memory "
+                   "grows with W; default: the cheapest W in 2..6).")
 BLOCKS_HELP = (
     "With --objective stream: the databases answered per prepared query; the one-time part "
     "counts 1/K per database. Default: unbounded (the one-time part only breaks ties).")
