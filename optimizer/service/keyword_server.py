@@ -8,6 +8,8 @@ key count, batch sizes), all a client needs to know where its key may sit.
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,3 +48,33 @@ class KeywordServer(BatchServer):
                                                            kt.table.layout.tag_bytes),
                           "keys": kt.keys, **self.bucket_info()}
         return out
+
+
+@dataclass(frozen=True)
+class TableShape:
+    """A keyword build's table shape (``NAME/keyword.json``): the seed is chosen when the
+    table is filled (keyword_table.first_seed), the rest when it is planned."""
+
+    h: int
+    slots: int
+    tag_bytes: int
+    slot_size: int
+
+
+def read_shape(path: Path) -> TableShape:
+    """The table shape of a keyword build's keyword.json (or a file of the same form)."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise SpiralpirError(f"unreadable keyword table {path}: {exc}") from None
+    body = doc.get("keyword", doc) if isinstance(doc, dict) else doc
+    if not isinstance(body, dict):
+        raise SpiralpirError(f"{path}: the keyword table is not a JSON object")
+    fields = {}
+    for key in ("h", "slots", "tag_bytes", "slot_size"):
+        value = body.get(key)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise SpiralpirError(f"{path}: keyword field '{key}' missing or not a positive "
+                                 "integer")
+        fields[key] = value
+    return TableShape(**fields)
