@@ -15,9 +15,9 @@ from typing import Any
 
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.service.batch_server import BatchServer
-from spiralpir.optimizer.service.binding import Build
+from spiralpir.optimizer.service.binding import Build, PublicParams
 from spiralpir.optimizer.service.keyword_table import KeywordTable, value_capacity
-from spiralpir.optimizer.service.pir_server import PirServer
+from spiralpir.optimizer.service.pir_server import BadBlock, PirServer
 
 KEYWORD_FILE = "keyword.json"  # a keyword build's table shape, next to its params.json
 
@@ -38,6 +38,11 @@ class KeywordServer(BatchServer):
         self._serve_buckets(build, kt.subtables, preprocessed_dir, threads, **kwargs)
         self.num_records = lay.total_slots
         self.source = kt.subtables[0].source.removeprefix("sub-table 0 of ")
+
+    def answer_versioned(self, client_id: str, query: bytes, pinned: PublicParams | None = None,
+                         min_version: int = 0) -> tuple[bytes, dict[str, float], float, int]:
+        raise BadBlock(f"this server answers keyword lookups, {self.bucket_count} sub-table "
+                       "queries in one POST /v1/batch (spiralpir query --key KEY)")
 
     def info(self) -> dict[str, Any]:
         out = PirServer.info(self)
