@@ -103,7 +103,8 @@ def plan(records: str | None, record_size: str | None, keys: str | None,
                    else render_keyword(kp))
         return
     if records is None or record_size is None:
-        raise SpiralpirError("give --records N --record-size B (or --keys N --max-value-size B)")
+        raise SpiralpirError("give --records N --record-size B (or --keys N --max-value-size B); "
+                             "see 'spiralpir plan --help'")
     if batch is not None:
         bp = plan_batch(parse_count(records, "--records"),
                         parse_count(record_size, "--record-size"), batch,
