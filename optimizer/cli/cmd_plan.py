@@ -17,6 +17,8 @@ from typing import Any
 import click
 from spiralpir.optimizer.cli.batch_text import render_batch
 from spiralpir.optimizer.cli.counts import parse_count
+from spiralpir.optimizer.cli.keyword_generate import keyword_shape
+from spiralpir.optimizer.cli.keyword_options import keyword_input_options, keyword_options
 from spiralpir.optimizer.cli.keyword_text import render_keyword
 from spiralpir.optimizer.cli.plan_options import (
     BLOCKS_HELP,
@@ -37,9 +39,13 @@ from spiralpir.optimizer.plan.space import OBJECTIVES
 @click.command(name="plan")
 @click.option("--records", default=None, help="Number of records: 1048576, 2^20, 1M, 1Mi.")
 @click.option("--record-size", default=None, help="Bytes per record: 256, 30KB, 100KiB.")
-@click.option("--keys", default=None, help="Plan a keyword build (key -> value lookups) for "
-              "this many keys, with --max-value-size, instead of --records.")
-@click.option("--max-value-size", default=None, help="With --keys: the longest value, bytes.")
+@click.option("--keys", default=None, metavar="N|FILE",
+              help="Plan a keyword build (key -> value lookups) for N keys with "
+              "--max-value-size, or for the keys and values of a .jsonl/.csv FILE, instead of "
+              "--records.")
+@click.option("--max-value-size", default=None, help="With --keys: the longest value, bytes "
+              "(with a FILE: default its longest).")
+@keyword_input_options
 @click.option("--variant", default="spiral", show_default=True,
               help="spiral | stream | pack | stream_pack | auto (the cheapest under the caps).")
 @click.option("--objective", type=click.Choice(OBJECTIVES), default="dollars", show_default=True,
@@ -78,7 +84,8 @@ def plan(records: str | None, record_size: str | None, keys: str | None,
                  min_security: float, ring: str,
                  profile_path: Path | None, cpu_price: float | None,
                  egress_price: float | None, top: int, as_json: bool, batch: int | None,
-                 max_copies: int | None) -> None:
+                 max_copies: int | None, base64_values: bool, key_column: str,
+                 value_column: str) -> None:
     """Choose SPIRAL parameters for a database of RECORDS records of RECORD-SIZE bytes."""
     if top < 1:
         raise SpiralpirError(f"--top must be at least 1, got {top}")
@@ -94,11 +101,11 @@ def plan(records: str | None, record_size: str | None, keys: str | None,
     if max_copies is not None and batch is None:
         raise SpiralpirError("--max-copies goes with --batch")
     if keys is not None or max_value_size is not None:
-        if keys is None or max_value_size is None or records or record_size or batch:
-            raise SpiralpirError("a keyword plan takes --keys N --max-value-size B (not "
-                                 "--records, --record-size or --batch)")
-        kp = plan_keyword(parse_count(keys, "--keys"),
-                          parse_count(max_value_size, "--max-value-size"), **opts)
+        if keys is None or records or record_size or batch:
+            raise SpiralpirError("a keyword plan takes --keys N --max-value-size B or --keys "
+                                 "FILE (not --records, --record-size or --batch)")
+        kp = plan_keyword(*keyword_shape(keys, max_value_size, keyword_options(
+            base64_values, key_column, value_column)), **opts)
         click.echo(json.dumps(kp.to_json(), sort_keys=True, indent=2) if as_json
                    else render_keyword(kp))
         return

@@ -1,5 +1,6 @@
-"""`spiralpir generate --keys FILE|N [--max-value-size B]`: plan a keyword build and write its
-table shape (NAME/keyword.json) beside the sub-table database's build."""
+"""`generate --keys FILE|N [--max-value-size B]` (and `plan --keys`): the shape of a keyword
+build, its plan, and its table shape written as NAME/keyword.json beside the sub-table
+database's build."""
 
 from __future__ import annotations
 
@@ -16,10 +17,10 @@ from spiralpir.optimizer.service.keyword_input import KeywordOptions, read_keywo
 from spiralpir.optimizer.service.keyword_server import KEYWORD_FILE, read_shape
 
 
-def keyword_document(keys: str, max_value_size: str | None, opts: KeywordOptions,
-                     **options: Any) -> dict[str, Any]:
-    """The plan document of a keyword build: for a key/value file, its key count and its
-    longest value (or --max-value-size, which every value must fit); else N keys."""
+def keyword_shape(keys: str, max_value_size: str | None, opts: KeywordOptions
+                  ) -> tuple[int, int]:
+    """(keys, longest value) to plan for: a key/value file's key count and its longest value
+    (or --max-value-size, which every value must fit); else N keys and --max-value-size."""
     path = Path(keys)
     limit = parse_count(max_value_size, "--max-value-size") if max_value_size else None
     if path.suffix.lower() in (".jsonl", ".ndjson", ".csv") or path.is_file():
@@ -27,11 +28,16 @@ def keyword_document(keys: str, max_value_size: str | None, opts: KeywordOptions
         count, longest = len(data.keys), (limit if limit is not None else data.longest)
         click.echo(f"{path}: {count:,} keys, longest value {data.longest} bytes; planning "
                    f"for values up to {longest} bytes", err=True)
-    else:
-        if limit is None:
-            raise SpiralpirError("--keys N needs --max-value-size B")
-        count, longest = parse_count(keys, "--keys"), limit
-    return plan_keyword(count, longest, **options).to_json()
+        return count, longest
+    if limit is None:
+        raise SpiralpirError("--keys N needs --max-value-size B")
+    return parse_count(keys, "--keys"), limit
+
+
+def keyword_document(keys: str, max_value_size: str | None, opts: KeywordOptions,
+                     **options: Any) -> dict[str, Any]:
+    """The plan document of a keyword build (keyword_shape's keys and values)."""
+    return plan_keyword(*keyword_shape(keys, max_value_size, opts), **options).to_json()
 
 
 def write_keyword_file(target: Path, section: Any) -> bool:

@@ -4,6 +4,7 @@ NAME/keyword.json written (and removed when the build is regenerated without key
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 from pathlib import Path
@@ -49,9 +50,20 @@ def test_plan_keys_json_and_text(monkeypatch: pytest.MonkeyPatch,
     assert f"{kw['bytes_vs_index']:.2f}x the bytes" in res.out and "expansion" in res.out
 
 
+def test_plan_keys_from_a_file(monkeypatch: pytest.MonkeyPatch,
+                               capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    (tmp_path / "kv.csv").write_text("name,blob\n" + "".join(
+        f"n{i},{base64.b64encode(bytes(i % 50)).decode()}\n" for i in range(500)))
+    res = run_cli(monkeypatch, capsys, "plan", "--keys", str(tmp_path / "kv.csv"), "--json",
+                  "--key-column", "name", "--value-column", "blob", "--base64-values")
+    assert res.code == 0, res.err
+    check_keyword_section(json.loads(res.out), 500, 49)
+
+
 @pytest.mark.parametrize("args,needle", [
-    (["--keys", "100"], "--keys N --max-value-size B"),
+    (["--keys", "100"], "--keys N needs --max-value-size B"),
     (["--keys", "100", "--max-value-size", "8", "--records", "5"], "not --records"),
+    (["--max-value-size", "8"], "a keyword plan takes --keys"),
     ([], "give --records N --record-size B (or --keys N --max-value-size B)"),
 ])
 def test_plan_keys_errors(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
