@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from service_helpers import CLI, DEMO, ServerProcess, serve_in_thread
 from spiralpir.optimizer.build import builder
+from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.models.cuckoo_layout import tag_bytes_for
 from spiralpir.optimizer.service.binding import Build
 from spiralpir.optimizer.service.keyword_input import KeywordData
@@ -154,3 +155,9 @@ def test_serve_and_query_a_keyword_file(demo_inst: builder.Instance, tmp_path: P
     assert proc.returncode == 1 and proc.stdout == "not found\n", proc.stderr
     proc = query(srv.url, "not-a-key", tmp_path / "s.json", "--json")
     assert proc.returncode == 1 and json.loads(proc.stdout)["value_hex"] is None
+
+
+def test_single_queries_are_refused_naming_key_lookups(client: PirClient) -> None:
+    with pytest.raises(SpiralpirError, match=r"answers keyword lookups, 3 sub-table queries "
+                       r"in one POST /v1/batch \(spiralpir query --key KEY\)"):
+        client.query(0)
