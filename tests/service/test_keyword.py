@@ -133,7 +133,8 @@ def query(url: str, key: str, state: Path, *extra: str) -> subprocess.CompletedP
 def test_serve_and_query_a_keyword_file(demo_inst: builder.Instance, tmp_path: Path,
                                         rng: random.Random,
                                         serve_process: Callable[[list[str], Path],
-                                                                ServerProcess]) -> None:
+                                                                ServerProcess],
+                                        sample_server: ServerProcess) -> None:
     pairs = {f"k{i}-{rng.randrange(10**6)}": f"välue {i}" for i in range(60)}
     (tmp_path / "kv.jsonl").write_text("".join(json.dumps({"key": k, "value": v}) + "\n"
                                                for k, v in pairs.items()), encoding="utf-8")
@@ -155,6 +156,11 @@ def test_serve_and_query_a_keyword_file(demo_inst: builder.Instance, tmp_path: P
     assert proc.returncode == 1 and proc.stdout == "not found\n", proc.stderr
     proc = query(srv.url, "not-a-key", tmp_path / "s.json", "--json")
     assert proc.returncode == 1 and json.loads(proc.stdout)["value_hex"] is None
+    # a server of one database has no keys; --key and --index do not go together
+    proc = query(sample_server.url, key, tmp_path / "s2.json")
+    assert proc.returncode == 2 and "the server holds no keyword table" in proc.stderr
+    proc = query(srv.url, key, tmp_path / "s.json", "--index", "3")
+    assert proc.returncode == 2 and "give --index I (or I,J,K) or --key KEY" in proc.stderr
 
 
 def test_single_queries_are_refused_naming_key_lookups(client: PirClient) -> None:
