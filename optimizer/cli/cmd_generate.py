@@ -12,6 +12,8 @@ from typing import Any
 import click
 from spiralpir.optimizer import codegen
 from spiralpir.optimizer.cli.counts import parse_count
+from spiralpir.optimizer.cli.keyword_generate import keyword_document, write_keyword_file
+from spiralpir.optimizer.cli.keyword_options import keyword_input_options, keyword_options
 from spiralpir.optimizer.cli.plan_options import (
     BLOCKS_HELP,
     DB_RATIO_HELP,
@@ -28,6 +30,7 @@ from spiralpir.optimizer.plan.planner import plan_json
 from spiralpir.optimizer.plan.space import OBJECTIVES
 from spiralpir.optimizer.service import records as records_file
 from spiralpir.optimizer.service.batch_server import BATCH_FILE
+from spiralpir.optimizer.service.keyword_server import KEYWORD_FILE
 
 
 @click.command(name="generate")
@@ -66,6 +69,13 @@ from spiralpir.optimizer.service.batch_server import BATCH_FILE
 @click.option("--batch", type=click.IntRange(min=1), default=None, metavar="K",
               help="Plan now a batch build for up to K records per request (writes "
               "NAME/batch.json, the bucket layout, beside the bucket database's build).")
+@click.option("--keys", default=None, metavar="FILE|N",
+              help="Plan now a keyword build (key -> value lookups): a .jsonl or .csv file of "
+              "keys and values, or a key count N with --max-value-size (writes "
+              "NAME/keyword.json, the table's shape).")
+@click.option("--max-value-size", default=None, metavar="B",
+              help="With --keys: the longest value in bytes (with a file: default its longest).")
+@keyword_input_options
 @click.option("--name", required=True, help="Build name: lowercase C++ identifier, e.g. demo.")
 @click.option("--force", is_flag=True,
               help="Replace an existing generated/NAME of different parameters.")
@@ -90,14 +100,23 @@ def generate(
     refresh_security: bool,
     max_copies: int | None,
     batch: int | None,
+    keys: str | None,
+    max_value_size: str | None,
+    base64_values: bool,
+    key_column: str,
+    value_column: str,
     name: str,
     force: bool,
     out_dir: Path,
 ) -> None:
     """Generate generated/NAME/: params.json, params.hpp, instance, bench entry points, CMake."""
-    if sum(x is not None for x in (params_file, records, from_db)) != 1:
-        raise SpiralpirError("give one of --params FILE, --records N --record-size B, or "
-                             "--from-db FILE")
+    if sum(x is not None for x in (params_file, records, from_db, keys)) != 1:
+        raise SpiralpirError("give one of --params FILE, --records N --record-size B, "
+                             "--from-db FILE or --keys FILE|N")
+    if max_value_size is not None and keys is None:
+        raise SpiralpirError("--max-value-size goes with --keys")
+    if keys is not None and (batch is not None or record_size is not None):
+        raise SpiralpirError("--keys plans a keyword build: not with --batch or --record-size")
     if headroom is not None and from_db is None:
         raise SpiralpirError("--headroom goes with --from-db")
     if from_db is not None:
@@ -114,7 +133,7 @@ def generate(
             raise SpiralpirError("plan options (--record-size, --variant, ...) go with --records")
         doc = codegen.load_document(params_file)
     else:
-        if records is None or record_size is None:
+        if keys is None and (records is None or record_size is None):
             raise SpiralpirError("--records needs --record-size")
         profile = Profile.load(profile_path)
         options: dict[str, object] = {
@@ -124,7 +143,11 @@ def generate(
                               ("profile", profile))
             if v is not None}
         options.update(caps(max_query_bytes, max_params_bytes, max_response_bytes))
-        if batch is not None:
+        if keys is not None:
+            doc = keyword_document(keys, max_value_size,
+                                   keyword_options(base64_values, key_column, value_column),
+                                   **options)
+        elif batch is not None:
             doc = plan_batch(parse_count(records, "--records"),
                              parse_count(record_size, "--record-size"), batch,
                              max_copies=max_copies, **options).to_json()
@@ -137,6 +160,8 @@ def generate(
     files = sorted([*codegen.TEMPLATE_FILES, "params.json"])
     if write_batch_file(target, doc.get("batch")):
         files.append(BATCH_FILE)
+    if write_keyword_file(target, doc.get("keyword")):
+        files.append(KEYWORD_FILE)
     click.echo(f"generated {target}/ ({', '.join(files)})")
     if params_file is None:
         click.echo(f"planned with cost profile {profile.describe()}")

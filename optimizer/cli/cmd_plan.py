@@ -17,6 +17,9 @@ from typing import Any
 import click
 from spiralpir.optimizer.cli.batch_text import render_batch
 from spiralpir.optimizer.cli.counts import parse_count
+from spiralpir.optimizer.cli.keyword_generate import keyword_shape
+from spiralpir.optimizer.cli.keyword_options import keyword_input_options, keyword_options
+from spiralpir.optimizer.cli.keyword_text import render_keyword
 from spiralpir.optimizer.cli.plan_options import (
     BLOCKS_HELP,
     DB_RATIO_HELP,
@@ -29,13 +32,21 @@ from spiralpir.optimizer.cli.plan_text import render
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.models.profile import Profile
 from spiralpir.optimizer.plan.batch_plan import plan_batch
+from spiralpir.optimizer.plan.keyword_plan import plan_keyword
 from spiralpir.optimizer.plan.planner import plan as make_plan
 from spiralpir.optimizer.plan.space import OBJECTIVES
 
 
 @click.command(name="plan")
-@click.option("--records", required=True, help="Number of records: 1048576, 2^20, 1M, 1Mi.")
-@click.option("--record-size", required=True, help="Bytes per record: 256, 30KB, 100KiB.")
+@click.option("--records", default=None, help="Number of records: 1048576, 2^20, 1M, 1Mi.")
+@click.option("--record-size", default=None, help="Bytes per record: 256, 30KB, 100KiB.")
+@click.option("--keys", default=None, metavar="N|FILE",
+              help="Plan a keyword build (key -> value lookups) for N keys with "
+              "--max-value-size, or for the keys and values of a .jsonl/.csv FILE, instead of "
+              "--records.")
+@click.option("--max-value-size", default=None, help="With --keys: the longest value, bytes "
+              "(with a FILE: default its longest).")
+@keyword_input_options
 @click.option("--variant", default="spiral", show_default=True,
               help="spiral | stream | pack | stream_pack | auto (the cheapest under the caps).")
 @click.option("--objective", type=click.Choice(OBJECTIVES), default="dollars", show_default=True,
@@ -66,13 +77,15 @@ from spiralpir.optimizer.plan.space import OBJECTIVES
 @click.option("--batch", type=click.IntRange(min=1), default=None, metavar="K",
               help="Plan a batch build: up to K records per request (probabilistic batch "
               "codes; the plan gives w, the bucket count and size, and the failure bound).")
-def plan(records: str, record_size: str, variant: str, objective: str, blocks: str | None,
+def plan(records: str | None, record_size: str | None, keys: str | None,
+         max_value_size: str | None, variant: str, objective: str, blocks: str | None,
                  max_query_bytes: str | None, max_params_bytes: str | None,
                  max_response_bytes: str | None, max_db_ratio: float | None,
                  min_security: float, ring: str,
                  profile_path: Path | None, cpu_price: float | None,
                  egress_price: float | None, top: int, as_json: bool, batch: int | None,
-                 max_copies: int | None) -> None:
+                 max_copies: int | None, base64_values: bool, key_column: str,
+                 value_column: str) -> None:
     """Choose SPIRAL parameters for a database of RECORDS records of RECORD-SIZE bytes."""
     if top < 1:
         raise SpiralpirError(f"--top must be at least 1, got {top}")
@@ -87,6 +100,18 @@ def plan(records: str, record_size: str, variant: str, objective: str, blocks: s
         opts["max_db_ratio"] = max_db_ratio
     if max_copies is not None and batch is None:
         raise SpiralpirError("--max-copies goes with --batch")
+    if keys is not None or max_value_size is not None:
+        if keys is None or records or record_size or batch:
+            raise SpiralpirError("a keyword plan takes --keys N --max-value-size B or --keys "
+                                 "FILE (not --records, --record-size or --batch)")
+        kp = plan_keyword(*keyword_shape(keys, max_value_size, keyword_options(
+            base64_values, key_column, value_column)), **opts)
+        click.echo(json.dumps(kp.to_json(), sort_keys=True, indent=2) if as_json
+                   else render_keyword(kp))
+        return
+    if records is None or record_size is None:
+        raise SpiralpirError("give --records N --record-size B (or --keys N --max-value-size B); "
+                             "see 'spiralpir plan --help'")
     if batch is not None:
         bp = plan_batch(parse_count(records, "--records"),
                         parse_count(record_size, "--record-size"), batch,

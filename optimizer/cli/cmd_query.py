@@ -11,6 +11,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import click
+from spiralpir.optimizer.cli.keyword_query import query_key
 from spiralpir.optimizer.cli.out_paths import check_out_file
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.service.batch_results import BatchResult
@@ -39,6 +40,8 @@ def ascii_index(_ctx: click.Context, _param: click.Parameter,
     """--index: a record index in ASCII digits ('١' or '²' are not numbers here), or several
     separated by commas (a batch: I,J,K). The option is declared repeatable only so that a
     second --index is refused instead of silently replacing the first."""
+    if not values:
+        return []
     if len(values) != 1:
         raise SpiralpirError("give one --index (several records: --index I,J,K)")
     out = []
@@ -76,7 +79,7 @@ def write_atomic(out: Path, data: bytes) -> None:
 
 @click.command(name="query")
 @click.option("--server", "url", required=True, help="Server URL, e.g. http://127.0.0.1:8080")
-@click.option("--index", required=True, multiple=True, callback=ascii_index,
+@click.option("--index", multiple=True, callback=ascii_index,
               help="Record index (0-based), or several separated by commas (3,17,99): "
               "fetched in one request from a batch build, printed in that order.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -107,11 +110,15 @@ def write_atomic(out: Path, data: bytes) -> None:
 @click.option("--text", "as_text", is_flag=True,
               help="Print the record as UTF-8 text instead of hex (an error if it is not).")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON report (records in hex).")
+@click.option("--key", default=None, help="Look this key up on a keyword server (instead of "
+              "--index): prints its value, or 'not found' with exit status 1.")
 def query(url: str, index: list[int], out: Path | None, streaming: bool, blocks_text: str | None,
           in_flight: int, progress: bool, state: Path | None, source_dir: Path | None,
           build_dir: Path | None, min_version: int, wait: float, as_text: bool,
-          as_json: bool) -> None:
-    """Fetch record INDEX without the server learning INDEX."""
+          as_json: bool, key: str | None) -> None:
+    """Fetch record INDEX (or the value of KEY) without the server learning which."""
+    if (key is None) == (not index):
+        raise SpiralpirError("give --index I (or I,J,K) or --key KEY")
     if (blocks_text is not None or in_flight != 2) and not streaming:
         raise SpiralpirError("--blocks and --in-flight need --stream")
     if min_version and streaming:
@@ -119,8 +126,15 @@ def query(url: str, index: list[int], out: Path | None, streaming: bool, blocks_
     if as_text and (as_json or out is not None):
         raise SpiralpirError("--text prints the record; it does not go with --json or --out")
     check_out_file(out, "--out")
+    if key is not None and (streaming or min_version):
+        raise SpiralpirError("--key looks up one keyword server; not with --stream or "
+                             "--min-version")
     client = PirClient(server_url(url), source_dir=source_dir, build_dir=build_dir,
                        state_path=state, wait=wait)
+    if key is not None:
+        query_key(client, key, out, as_json, record_text if as_text else bytes.hex,
+                  write_atomic)
+        return
     batch = "batch" in client.info
     if len(index) > 1 and (streaming or not batch):
         client.close()

@@ -15,6 +15,8 @@ import re
 from pathlib import Path
 
 import click
+from spiralpir.optimizer.cli.keyword_options import keyword_input_options, keyword_options
+from spiralpir.optimizer.cli.keyword_serve import keyword_server
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.service import batch_server, db_updates, http_server, pir_server, store
 from spiralpir.optimizer.service import records as database
@@ -22,6 +24,7 @@ from spiralpir.optimizer.service.admin_http import Admin, read_token
 from spiralpir.optimizer.service.binding import prepared_query_bytes
 from spiralpir.optimizer.service.builds import open_build
 from spiralpir.optimizer.service.db_lock import DbLock
+from spiralpir.optimizer.service.keyword_server import KEYWORD_FILE
 from spiralpir.optimizer.service.listener import bind_listener
 
 
@@ -80,13 +83,19 @@ from spiralpir.optimizer.service.listener import bind_listener
 @click.option("--batch-layout", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Serve --db as the buckets of this batch layout (a batch.json); default: "
               "the build's batch.json if it has one (`generate --batch K`).")
+@click.option("--keyword-table", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Serve --db (key/value .jsonl or .csv) as a keyword table of this shape (a "
+              "keyword.json); default: the build's keyword.json if it has one (`generate "
+              "--keys ...`).")
+@keyword_input_options
 def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...],
           record_size: int | None, fmt: str | None, host: str, port: int, threads: int,
           preprocessed: Path | None, no_cache: bool, max_clients: int | None,
           client_memory: str, workers: int, max_queue: int, max_uploads: int,
           header_timeout: float, body_timeout: float, max_streams: int, stream_ttl: float,
           quiet: bool, admin_token_file: Path | None, ci: bool, build_dir: Path | None,
-          batch_layout: Path | None) -> None:
+          batch_layout: Path | None, keyword_table: Path | None, base64_values: bool,
+          key_column: str, value_column: str) -> None:
     """Serve DB privately: POST /v1/setup, POST /v1/query, GET /v1/params, GET /v1/health
     (with --stream: POST /v1/stream, GET /v1/stream/ID/blocks/K, DELETE /v1/stream/ID)."""
     if (db_path is None) == (not stream_paths):
@@ -117,9 +126,23 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
     common = {"threads": threads, "max_clients": max_clients, "client_memory": memory,
               "max_streams": max_streams, "stream_ttl": stream_ttl}
     admin = None
-    if batch_layout is None and (source_dir / batch_server.BATCH_FILE).is_file():
+    if keyword_table is None and (source_dir / KEYWORD_FILE).is_file():
+        keyword_table = source_dir / KEYWORD_FILE
+    if keyword_table is not None and (db_path is None or batch_layout is not None):
+        raise SpiralpirError("a keyword build serves one --db of keys and values (not "
+                             "--stream or --batch-layout)")
+    if batch_layout is None and keyword_table is None and \
+            (source_dir / batch_server.BATCH_FILE).is_file():
         batch_layout = source_dir / batch_server.BATCH_FILE
-    if batch_layout is not None:
+    if keyword_table is not None and db_path is not None:
+        if token is not None:
+            raise SpiralpirError("--admin-token-file: a keyword table takes no updates yet")
+        srv = keyword_server(build, keyword_table, db_path,
+                             keyword_options(base64_values, key_column, value_column),
+                             None if no_cache else (
+                                 preprocessed or batch_server.default_store_dir(db_path, tag)),
+                             common)
+    elif batch_layout is not None:
         if db_path is None:
             raise SpiralpirError("a batch build serves one --db (as buckets), not --stream")
         if token is not None:

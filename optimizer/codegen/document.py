@@ -47,7 +47,8 @@ def struct_fields(lit: Mapping[str, Any]) -> dict[str, Any]:
 
 def parse_plan_document(doc: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Split a plan JSON document (or a checked-in params.json) into (params, estimate)."""
-    allowed = {"params", "estimate", "security", "batch"}  # batch: cli writes NAME/batch.json
+    # batch, keyword: the cli writes NAME/batch.json, NAME/keyword.json
+    allowed = {"params", "estimate", "security", "batch", "keyword"}
     unknown = sorted(set(doc) - allowed)
     if unknown:
         raise SpiralpirError(f"unknown top-level key(s) in plan document: {', '.join(unknown)}")

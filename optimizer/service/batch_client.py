@@ -70,16 +70,9 @@ def get_many(client: Any, indices: Sequence[int], table: BucketTable) -> BatchRe
     uploaded = client.setup()
     t0 = time.perf_counter()
     queries, slots = bucket_queries(client.keys, table, wanted)
-    body = batch_wire.pack(queries)
     t1 = time.perf_counter()
-    response_bytes = int(client.build.lib.params["response_bytes"])
-    limit = batch_wire.framed_bytes(layout.buckets, response_bytes)
-    r, again = client._post_query(api.BATCH, body, limit)
+    body, r, again, responses = send(client, queries)
     t2 = time.perf_counter()
-    if r.status_code != 200:
-        client._json(r)
-    responses = batch_wire.unpack(r.content, layout.buckets, response_bytes,
-                                  batch_wire.REPLY_MAGIC, "batch reply")
     got = {i: client._value(client.keys.decode(slot, responses[b], client.build.record_size), i)
            for i, (b, slot) in slots.items()}
     t3 = time.perf_counter()
@@ -91,3 +84,17 @@ def get_many(client: Any, indices: Sequence[int], table: BucketTable) -> BatchRe
                  "server": reported_seconds(r.headers.get(api.SECONDS_HEADER))},
         server_stages=reported_stages(r.headers.get(api.STAGES_HEADER)),
     )
+
+
+def send(client: Any, queries: list[bytes]) -> tuple[bytes, Any, int, list[bytes]]:
+    """POST one query per bucket as one batch: (request body, reply, public-parameter bytes
+    uploaded again on the way, the bucket responses in bucket order)."""
+    body = batch_wire.pack(queries)
+    response_bytes = int(client.build.lib.params["response_bytes"])
+    limit = batch_wire.framed_bytes(len(queries), response_bytes)
+    r, again = client._post_query(api.BATCH, body, limit)
+    if r.status_code != 200:
+        client._json(r)
+    responses = batch_wire.unpack(r.content, len(queries), response_bytes,
+                                  batch_wire.REPLY_MAGIC, "batch reply")
+    return body, r, again, responses

@@ -86,11 +86,22 @@ class BatchServer(PirServer):
         if self.table.max_load > layout.capacity:
             raise SpiralpirError(f"batch layout: a bucket holds {self.table.max_load} records, "
                                  f"more than its capacity {layout.capacity}")
-        paths: list[Path | None] = [None] * layout.buckets
+        self._serve_buckets(build, [bucket_records(records, self.table, b)
+                                    for b in range(layout.buckets)],
+                            preprocessed_dir, threads, **kwargs)
+        self.num_records = records.num_records
+        self.source = records.source
+
+    def _serve_buckets(self, build: Build, buckets: list[database.Records],
+                       preprocessed_dir: Path | str | None, threads: int,
+                       **kwargs: Any) -> None:
+        """Serve ``buckets`` (equal-shaped databases of ``build``), one store each: the
+        mechanism, whatever layout chose the buckets' records (a keyword table's, say)."""
+        self.bucket_count = len(buckets)
+        paths: list[Path | None] = [None] * self.bucket_count
         if preprocessed_dir is not None:
-            paths = list(bucket_store_paths(Path(preprocessed_dir), layout.buckets))
-        blocks = [(bucket_records(records, self.table, b), paths[b])
-                  for b in range(layout.buckets)]
+            paths = list(bucket_store_paths(Path(preprocessed_dir), self.bucket_count))
+        blocks = list(zip(buckets, paths, strict=True))
         self.pool_threads = threads if threads > 0 else (os.cpu_count() or 1)
         self._pool = ThreadPoolExecutor(max_workers=self.pool_threads,
                                         thread_name_prefix="spiralpir-bucket")
@@ -100,18 +111,16 @@ class BatchServer(PirServer):
         super().__init__(build, blocks=blocks[:1], threads=1, **kwargs)
         self.blocks += list(self._pool.map(
             lambda b: self._load_block(b, blocks[b][0], blocks[b][1], False),
-            range(1, layout.buckets)))
-        self.num_records = records.num_records
-        self.source = records.source
+            range(1, self.bucket_count)))
         self.response_bytes = int(build.lib.params["response_bytes"])
 
     @property
     def batch_request_bytes(self) -> int:
-        return batch_wire.framed_bytes(self.layout.buckets, self.query_bytes)
+        return batch_wire.framed_bytes(self.bucket_count, self.query_bytes)
 
     def answer_versioned(self, client_id: str, query: bytes, pinned: PublicParams | None = None,
                          min_version: int = 0) -> tuple[bytes, dict[str, float], float, int]:
-        raise BadBlock(f"this server answers batches of {self.layout.buckets} bucket queries: "
+        raise BadBlock(f"this server answers batches of {self.bucket_count} bucket queries: "
                        "POST /v1/batch (spiralpir query --index I,J,...)")
 
     def open_stream(self, client_id: str, query: bytes, pinned: PublicParams | None = None
@@ -122,12 +131,12 @@ class BatchServer(PirServer):
                      ) -> tuple[bytes, dict[str, float], float]:
         """The framed responses of every bucket to a framed batch of bucket queries; the
         per-stage seconds summed over the buckets, and the wall seconds."""
-        queries = batch_wire.unpack(body, self.layout.buckets, self.query_bytes)
+        queries = batch_wire.unpack(body, self.bucket_count, self.query_bytes)
         pp = pinned if pinned is not None else self.pin(client_id)
         start = time.perf_counter()
         cpu = time.process_time()
         answers = list(self._pool.map(lambda b: self.blocks[b].db.answer(pp, queries[b]),
-                                      range(self.layout.buckets)))
+                                      range(self.bucket_count)))
         secs = time.perf_counter() - start
         stages: dict[str, float] = {}
         for _, st in answers:
@@ -137,16 +146,18 @@ class BatchServer(PirServer):
         reply = batch_wire.pack([r for r, _ in answers], batch_wire.REPLY_MAGIC)
         return reply, stages, secs
 
+    def bucket_info(self) -> dict[str, Any]:
+        """The sizes of a batch of this server's buckets (for GET /v1/params)."""
+        return {"request_bytes": self.batch_request_bytes,
+                "reply_bytes": batch_wire.framed_bytes(self.bucket_count, self.response_bytes),
+                "response_bytes": self.response_bytes,
+                "parallel_buckets": self.pool_threads}
+
     def info(self) -> dict[str, Any]:
         out = super().info()
         out.pop("stream", None)
         out["num_records"] = self.num_records
-        out["batch"] = {**self.layout.to_json(),
-                        "request_bytes": self.batch_request_bytes,
-                        "reply_bytes": batch_wire.framed_bytes(self.layout.buckets,
-                                                               self.response_bytes),
-                        "response_bytes": self.response_bytes,
-                        "parallel_buckets": self.pool_threads}
+        out["batch"] = {**self.layout.to_json(), **self.bucket_info()}
         return out
 
     def close(self) -> None:

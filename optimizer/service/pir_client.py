@@ -37,7 +37,7 @@ from typing import Any
 
 import requests
 from spiralpir.optimizer.errors import SpiralpirError
-from spiralpir.optimizer.service import batch_client
+from spiralpir.optimizer.service import batch_client, keyword_client
 from spiralpir.optimizer.service import http_api as api
 from spiralpir.optimizer.service.batch_results import BatchResult
 from spiralpir.optimizer.service.binding import Build, ClientKeys, build_literal
@@ -152,6 +152,7 @@ class PirClient:
         self.state_path = Path(state_path) if state_path else default_state_path(self.url, name)
         self.keys, self.client_id = self._load_state()
         self._batch_table: Any = None  # the server's bucket layout, computed on first use
+        self._keyword: Any = None  # the server's keyword table shape, read on first use
 
     # -- state -----------------------------------------------------------------------------
     def _load_state(self) -> tuple[ClientKeys, str | None]:
@@ -292,6 +293,18 @@ class PirClient:
             self._batch_table = batch_client.layout_of(self.info,
                                                        self.build.num_records).table()
         return batch_client.get_many(self, indices, self._batch_table)
+
+    def lookup(self, key: str | bytes) -> keyword_client.KeywordResult:
+        """The value of ``key`` (None if absent) from a keyword server, with sizes and
+        seconds: one request of one query per sub-table (service/keyword_client.py)."""
+        if self._keyword is None:
+            self._keyword = keyword_client.shape_of(self.info, self.build.record_size,
+                                                    self.build.num_records)
+        return keyword_client.lookup(self, key, self._keyword)
+
+    def get(self, key: str | bytes) -> bytes | None:
+        """The value of ``key`` from a keyword server, or None if it holds no such key."""
+        return self.lookup(key).value
 
     def _value(self, decoded: bytes, index: int, block: int | None = None) -> bytes:
         """The record's exact bytes: its value without the length and padding when the server

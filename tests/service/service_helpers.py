@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import Any
+
+import requests
+from spiralpir.optimizer.service.http_server import run
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "generated" / "demo"
@@ -40,3 +46,21 @@ class ServerProcess:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+
+def serve_in_thread(srv: Any) -> str:
+    """Serve ``srv`` (a PirServer) over HTTP from a daemon thread; its URL once it answers."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    threading.Thread(target=run, args=(srv, "127.0.0.1", port), kwargs={"quiet": True},
+                     daemon=True).start()
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            if requests.get(url + "/v1/health", timeout=5).ok:
+                return url
+        except requests.ConnectionError:
+            time.sleep(0.1)
+    raise AssertionError("server did not start")

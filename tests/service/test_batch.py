@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import json
 import random
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 import requests
-from service_helpers import DEMO
+from service_helpers import DEMO, serve_in_thread
 from spiralpir.optimizer.build import builder
 from spiralpir.optimizer.models.bucket_layout import BucketLayout
 from spiralpir.optimizer.models.placement_bound import log2_failure_bound, min_buckets
@@ -25,7 +22,6 @@ from spiralpir.optimizer.service import records as database
 from spiralpir.optimizer.service.batch_server import BatchServer
 from spiralpir.optimizer.service.binding import Build, ClientKeys
 from spiralpir.optimizer.service.http_api import BATCH, CLIENT_HEADER
-from spiralpir.optimizer.service.http_server import run
 from spiralpir.optimizer.service.pir_client import PirClient
 from spiralpir.optimizer.service.placement import PlacementFailed
 
@@ -33,23 +29,6 @@ RS = 32  # the demo build's record size
 N = 4000
 K_MAX = 64
 W = 4
-
-
-def serve_in_thread(srv: BatchServer) -> str:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    threading.Thread(target=run, args=(srv, "127.0.0.1", port), kwargs={"quiet": True},
-                     daemon=True).start()
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            if requests.get(url + "/v1/health", timeout=5).ok:
-                return url
-        except requests.ConnectionError:
-            time.sleep(0.1)
-    raise AssertionError("batch server did not start")
 
 
 def make_layout(rng: random.Random, records: int, w: int, buckets: int) -> BucketLayout:
