@@ -27,6 +27,7 @@ from scipy import integrate, special
 from spiralpir.optimizer.models import noise
 from spiralpir.optimizer.params.paper import PAPER_EXAMPLE
 from spiralpir.optimizer.params.parameters import Parameters
+from test_noise_oracles import SMALL_MODULI, brute_digits
 
 Q = 268369921 * 249561089  # the paper's two-prime q (56 bits)
 D = 2048
@@ -106,19 +107,21 @@ def _negacyclic(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return full[..., :d] - full[..., d:]
 
 
-def _balanced_digits(v: np.ndarray, q: int, t: int) -> list[np.ndarray]:
-    """The runtime's decomposition (arith/gadget.hpp) of centred residues v: t − 1 digits in
-    [−z/2, z/2), the top digit what is left."""
-    b = -(-q.bit_length() // t)
-    z = 1 << b
-    out = []
-    for _ in range(t - 1):
-        g = v & (z - 1)
-        g = np.where(g >= z // 2, g - z, g)
-        v = (v - g) >> b
-        out.append(g)
-    out.append(v)
-    return out
+@pytest.mark.parametrize("q", SMALL_MODULI)
+def test_digit_sums_are_uniform_lower_digits_and_the_exact_top(q: int) -> None:
+    """What the model states it sums, per gadget length: t − 1 lower digits as uniform on
+    [−z/2, z/2) (their moments enumerated here) and the top digit's exact moments (enumerated
+    by decomposing every residue as the runtime does), exactly."""
+    bits = q.bit_length()
+    for t in range(1, bits + 1):
+        b = -(-bits // t)
+        lower = np.arange(-(1 << b) // 2, (1 << b) // 2, dtype=np.float64)
+        top = brute_digits(q, t)[-1].astype(np.float64)
+        sq = (t - 1) * float(np.mean(lower**2)) + float(np.mean(top**2))
+        mean_sq = (t - 1) * float(np.mean(lower)) ** 2 + float(np.mean(top)) ** 2
+        abs_mean = (t - 1) * abs(float(np.mean(lower))) + abs(float(np.mean(top)))
+        assert noise.digit_moments(t, q) == pytest.approx((sq, mean_sq), rel=1e-12), t
+        assert noise.digit_abs_mean_sum(t, q) == pytest.approx(abs_mean, rel=1e-12), t
 
 
 @pytest.mark.parametrize("t", [1, 2, 3, 4, 8])
@@ -128,8 +131,9 @@ def test_keyswitch_variance_by_monte_carlo(np_rng: np.random.Generator, t: int) 
     variance within 4% (the estimate's own standard error is ~1.3%; t = 1, 2, 3, 4, 8 are the
     shortest lengths of their digit bases on this 16-bit q, where the digit model is close)."""
     q, d, sigma2, draws = 40961, 32, 2.5, 6000
-    v = np_rng.integers(-(q // 2), q // 2 + 1, size=(draws, d))
-    digits = _balanced_digits(v, q, t)
+    every = brute_digits(q, t)  # the digits of each residue −(q//2) .. q//2, in order
+    pick = np_rng.integers(0, q, size=(draws, d))
+    digits = [g[pick] for g in every]
     e = np_rng.normal(0.0, math.sqrt(sigma2), size=(t, draws, d))
     err = sum(_negacyclic(g.astype(np.float64), e[j]) for j, g in enumerate(digits))
     measured = float(np.mean(err * err))
