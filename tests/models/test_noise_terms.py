@@ -107,7 +107,7 @@ def _negacyclic(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return full[..., :d] - full[..., d:]
 
 
-@pytest.mark.parametrize("q", SMALL_MODULI)
+@pytest.mark.parametrize("q", SMALL_MODULI[:3])  # the larger ones: test_noise_oracles.py
 def test_digit_sums_are_uniform_lower_digits_and_the_exact_top(q: int) -> None:
     """What the model states it sums, per gadget length: t − 1 lower digits as uniform on
     [−z/2, z/2) (their moments enumerated here) and the top digit's exact moments (enumerated
@@ -147,12 +147,13 @@ def test_keyswitch_variance_by_monte_carlo(np_rng: np.random.Generator, t: int) 
 def test_modulus_switching_rounding_term_by_monte_carlo(np_rng: np.random.Generator) -> None:
     """Row 0 of the response is rounded from q to q2: the client's decoded value (units of q1)
     carries (q1/q2)·Σ r_i·s_i with r the rounding errors of uniform a and s the secret; plus
-    the ciphertext error scaled by q1/q. Exact rounding (fractions) of 2000 uniform residues,
-    the negacyclic product with a ternary secret over d = 64."""
+    the ciphertext error scaled by q1/q. Exact rounding (fractions) of 1000 × 64 uniform residues,
+    the negacyclic product with a ternary secret over d = 64: within 5% (the estimate's
+    standard error is ~0.6%)."""
     q, q2, q1, d = Q, 1032193, 1024, 64
-    a = [int(x) for x in np_rng.integers(0, 1 << 62, size=2000 * d, dtype=np.int64) % Q]
+    a = [int(x) for x in np_rng.integers(0, 1 << 62, size=1000 * d, dtype=np.int64) % Q]
     r = np.array([float(Fraction(x * q2, q) - round(Fraction(x * q2, q))) for x in a])
-    r = r.reshape(2000, d)
+    r = r.reshape(1000, d)
     s = np_rng.integers(-1, 2, size=d).astype(np.float64)
     rounding = (q1 / q2) * _negacyclic(r, s[None, :])
     v_final = 3.0e16
