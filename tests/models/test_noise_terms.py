@@ -309,19 +309,20 @@ def test_failure_variance_replays_the_shared_bounds(variant: str) -> None:
     digits' squared means; each fold's bound is d·(Σ_k |μ_k|)²·(V − s + (n+1)·d·s), V the GSW
     error row's variance and s its structured part — the digit-mean part of every key switch
     behind it, replayed here through the expansion rounds and the conversions. nu_2 = 3 and 4
-    with one-digit gadgets run the same rounds, so the bounds differ by exactly one fold's
-    (the first dimension's shared term, under rework, cancels)."""
+    with two-digit GSW gadgets (6 and 8 digits) run the same rounds, so the bounds differ by
+    exactly one fold's (the first dimension's shared term, under rework, cancels)."""
     nc = 1 if variant in ("pack", "stream_pack") else 2
     stream = variant in ("stream", "stream_pack")
-    sq_g, mean_g = noise.digit_moments(1, Q)
-    abs_g = noise.digit_abs_mean_sum(1, Q)
+    sq_g, mean_g = noise.digit_moments(2, Q)
+    abs_g = noise.digit_abs_mean_sum(2, Q)
+    assert abs_g > 0.25  # the lower digit's mean alone is −1/2
     ks_c = _ks(4)
     ksm_c, ksm_r = (D * SIGMA2 * noise.digit_moments(t, Q)[1] for t in (4, 56))
-    chains = {nu_2: _chain(variant, nu_2=nu_2, t_gsw=1) for nu_2 in (3, 4)}
+    chains = {nu_2: _chain(variant, nu_2=nu_2, t_gsw=2) for nu_2 in (3, 4)}
     for nu_2, c in chains.items():
-        assert _rounds_right(nu_2) == 3
+        assert _rounds_right(2 * nu_2) == 4
         v_right = float(c.v_right)
-        s_right = 0.0 if stream else _expand(3, ksm_r, ksm_r, 0.0)
+        s_right = 0.0 if stream else _expand(4, ksm_r, ksm_r, 0.0)
         top, s_top = D * SIGMA2 * v_right + 2 * ks_c, D * SIGMA2 * s_right + 2 * ksm_c
         row, s_row = top + v_right + nc * ks_c, s_top + s_right + nc * ksm_c
         fold_bound = D * abs_g**2 * (row - s_row + (nc + 1) * D * s_row)
