@@ -27,7 +27,7 @@ from scipy import integrate, special
 from spiralpir.optimizer.models import noise
 from spiralpir.optimizer.params.paper import PAPER_EXAMPLE
 from spiralpir.optimizer.params.parameters import Parameters
-from test_noise_oracles import SMALL_MODULI, brute_digits
+from test_noise_oracles import SMALL_MODULI, brute_digits, oracle_failure
 
 Q = 268369921 * 249561089  # the paper's two-prime q (56 bits)
 D = 2048
@@ -367,6 +367,15 @@ def test_integrated_gaussian_tail(x: float) -> None:
     # below 8, φ(x) − x·Q(x) cancels: at 5 the difference keeps ~9 of 16 digits
     tol = 1e-7 if 4.0 < x < 8.0 else _omitted(x, 105.0, 8.0)
     assert noise._log2_int_q(x) == pytest.approx(_log2_int_tail_oracle(x), abs=tol)
+
+
+@pytest.mark.parametrize("sigma", [0.8, 2.0, 5.0])
+def test_failure_law_where_failing_is_likely(sigma: float) -> None:
+    """Large σ (P from 0.1 to 0.8): the two ends of ∫_{1−ε}^{3−ε} Q(x/σ) dx are of the same
+    order, so the law's difference of the two tail integrals matters in full."""
+    eps = 2.0**-8
+    assert noise.log2_coeff_failure(sigma, eps) == pytest.approx(
+        math.log2(oracle_failure(sigma, eps)), abs=1e-6)
 
 
 def _sigma_fail(p: Parameters) -> float:

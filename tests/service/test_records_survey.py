@@ -107,3 +107,17 @@ def test_one_over_long_value(tmp_path: Path) -> None:
         with pytest.raises(SpiralpirError) as exc:
             call()
         assert str(exc.value) == want
+
+
+def test_unreadable_json_value_quotes_the_start_of_the_reason(tmp_path: Path) -> None:
+    """A value json cannot read (a 5000-digit integer) is named with the first 80 characters
+    of Python's own reason, on one line."""
+    path = tmp_path / "db.jsonl"
+    path.write_text("1" * 5000 + "\n")
+    with pytest.raises(ValueError) as exc:  # Python's digit limit (3.11+)
+        int("1" * 5000)
+    reason = str(exc.value)
+    assert len(reason) > 80
+    with pytest.raises(SpiralpirError) as err:
+        records.read_records(path, planned_size=8)
+    assert str(err.value) == f"line 1 of {path}: unreadable JSON value: {reason[:80]}"
