@@ -43,6 +43,11 @@ def test_nu_total_at_most_30() -> None:
 def test_messages_state_the_bound_from_the_literal() -> None:
     assert _message(_lit(moduli=[7681])) == (
         "parameter 'moduli': 7681 is not ≡ 1 mod 2·poly_len = 4096 (not NTT-friendly)")
+    for m in (2, 1, -7, 1 << 32):
+        assert _message(_lit(moduli=[268369921, m])) == (
+            f"parameter 'moduli': each prime must be in (2, 2^32), got {m}")
+    assert _message(_lit(moduli=[3])) == (
+        "parameter 'moduli': 3 is not ≡ 1 mod 2·poly_len = 4096 (not NTT-friendly)")
     # 18433 = 9·2048 + 1 is prime and ≡ 1 mod poly_len, but not mod 2·poly_len
     assert _message(_lit(moduli=[268369921, 18433])) == (
         "parameter 'moduli': 18433 is not ≡ 1 mod 2·poly_len = 4096 (not NTT-friendly)")

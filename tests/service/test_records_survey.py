@@ -50,6 +50,13 @@ def test_survey_counts_and_measures_like_reading(tmp_path: Path, rng: random.Ran
         records.survey(path, 40)
 
 
+def test_a_zero_record_size_names_every_value(tmp_path: Path) -> None:
+    path = _jsonl(tmp_path / "db.jsonl", [b"a", b"", b"bc"])
+    with pytest.raises(SpiralpirError, match=r"^2 records are longer than the item size 0 bytes "
+                       r"\(the longest 2 bytes"):
+        records.survey(path, 0)
+
+
 def test_survey_of_a_directory_and_a_binary_file(tmp_path: Path) -> None:
     d = tmp_path / "values"
     (d / "sub").mkdir(parents=True)
