@@ -232,7 +232,7 @@ def test_conversions_by_their_entries(variant: str, n: int) -> None:
            for i in range(nc)]
     assert float(c.v_r2g) == pytest.approx(_mean(gsw), rel=1e-12)
     # one external product: the GSW error's n+1 entries of a row times t_gsw digits each
-    _, sq_g = None, noise.digit_moments(8, Q)[0]
+    sq_g = noise.digit_moments(8, Q)[0]
     assert float(c.per_fold) == pytest.approx(D * sq_g * sum(gsw[0]), rel=1e-12)
 
 
