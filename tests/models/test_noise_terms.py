@@ -7,7 +7,8 @@
 * The pipeline's stages (expansion, ScalToMat, RegevToGSW, folding, packing) by replaying the
   operations step by step on variances: a loop over expansion rounds (each ct ± τ(ct) doubles
   the mean variance, then one key switch), explicit per-entry variance matrices for the
-  conversions, one external product per fold. These are the design's description of the
+  conversions, one external product per fold, and the failure variance from its shared-term
+  bounds (each fold's isolated). These are the design's description of the
   runtime (spiral/stages.hpp), written as a different computation from noise.chain's closed
   forms. The first dimension is only checked through properties any model of it satisfies
   (it grows with p and 2^nu_1), so a better model of it passes unchanged.
