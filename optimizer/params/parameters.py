@@ -226,7 +226,7 @@ class Parameters:
             raise _err("moduli", f"need 1..{MAX_PRIMES} primes, got {len(self.moduli)}")
         for m in self.moduli:
             if not 2 < m < MAX_PRIME:
-                raise _err("moduli", f"each prime must be < 2^32, got {m}")
+                raise _err("moduli", f"each prime must be in (2, 2^32), got {m}")
             if not is_prime(m):
                 raise _err("moduli", f"{m} is not prime")
             if m % (2 * d) != 1:
