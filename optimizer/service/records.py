@@ -237,6 +237,8 @@ def survey(path: Path, record_size: int | None = None, fmt: str | None = None) -
             raise SpiralpirError(f"{path} is a binary file, which does not record its record "
                                  "size: give --record-size")
         return Survey(_binary_count(path, record_size), record_size, fmt, record_size)
+    if record_size is not None and record_size < 1:
+        raise SpiralpirError("--record-size must be >= 1")
     values = _jsonl_values(path) if fmt == "jsonl" else _dir_values(path)
     count = longest = 0
     too_long = TooLong(record_size or 0, framed=True)

@@ -1,6 +1,8 @@
 """Surveying a database (count and longest value, nothing kept) and the errors that list
 over-long values, checked against the inputs' own shapes written here: the survey agrees with
-reading the same data, the first five over-long values are named and the rest counted."""
+reading the same data, the first five over-long values are named and the rest counted. Values
+of a JSON Lines or directory database are stored with their length (FORMATS.md §5.2), spelled
+out independently here by `framed`."""
 
 from __future__ import annotations
 
@@ -14,6 +16,13 @@ from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.service import records
 
 
+def framed(value: bytes, item_size: int) -> bytes:
+    """The stored record: a little-endian length of the fewest of 1, 2, 4 bytes that counts up
+    to what the item holds beside it, the value, zeros."""
+    width = next(w for w in (1, 2, 4) if item_size - w < 256 ** w)
+    return len(value).to_bytes(width, "little") + value + bytes(item_size - width - len(value))
+
+
 def _jsonl(path: Path, values: list[bytes]) -> Path:
     path.write_text("".join(json.dumps({"hex": v.hex()}) + "\n" for v in values))
     return path
@@ -24,7 +33,7 @@ def test_json_lines_by_suffix(tmp_path: Path, suffix: str) -> None:
     path = _jsonl(tmp_path / f"db{suffix}", [b"ab", b"c"])
     assert records.detect_format(path) == "jsonl"
     recs = records.read_records(path, planned_size=4)
-    assert (recs.fmt, recs.num_records, recs.record(1)) == ("jsonl", 2, b"c\0\0\0")
+    assert (recs.fmt, recs.num_records, recs.record(1)) == ("jsonl", 2, b"\x01c\0\0")
 
 
 def test_formats_by_path(tmp_path: Path) -> None:
@@ -40,20 +49,21 @@ def test_survey_counts_and_measures_like_reading(tmp_path: Path, rng: random.Ran
     values[rng.randrange(len(values))] = rng.randbytes(41)  # one longest value, known
     path = _jsonl(tmp_path / "db.jsonl", values)
     got = records.survey(path)
-    assert (got.num_records, got.max_size, got.fmt) == (len(values), 41, "jsonl")
-    recs = records.read_records(path, planned_size=41)
+    assert (got.num_records, got.max_size, got.fmt, got.item_size) == (len(values), 41, "jsonl",
+                                                                        42)
+    recs = records.read_records(path, planned_size=42)
     for i, v in enumerate(values):
-        assert recs.record(i) == v + bytes(41 - len(v))
-    # a record size that holds the longest value is fine; one byte less names that value
-    assert records.survey(path, 41).max_size == 41
-    with pytest.raises(SpiralpirError, match=r"is 41 bytes, longer than the item size 40 "):
-        records.survey(path, 40)
+        assert recs.record(i) == framed(v, 42)
+    # an item that holds the longest value beside its length is fine; one byte less names it
+    assert records.survey(path, 42).max_size == 41
+    with pytest.raises(SpiralpirError, match=r"is 41 bytes, longer than the 40 bytes a 41-byte "
+                       r"item holds beside the value's 1-byte length"):
+        records.survey(path, 41)
 
 
-def test_a_zero_record_size_names_every_value(tmp_path: Path) -> None:
+def test_a_zero_record_size_is_refused_for_values_too(tmp_path: Path) -> None:
     path = _jsonl(tmp_path / "db.jsonl", [b"a", b"", b"bc"])
-    with pytest.raises(SpiralpirError, match=r"^2 records are longer than the item size 0 bytes "
-                       r"\(the longest 2 bytes"):
+    with pytest.raises(SpiralpirError, match=r"^--record-size must be >= 1$"):
         records.survey(path, 0)
 
 
@@ -64,9 +74,9 @@ def test_survey_of_a_directory_and_a_binary_file(tmp_path: Path) -> None:
     (d / "sub" / "b").write_bytes(b"1234567")
     (d / "c").write_bytes(b"")
     got = records.survey(d)
-    assert (got.num_records, got.max_size, got.fmt) == (3, 7, "dir")
+    assert (got.num_records, got.max_size, got.fmt, got.item_size) == (3, 7, "dir", 8)
     (tmp_path / "db.bin").write_bytes(bytes(12 * 7))
-    assert records.survey(tmp_path / "db.bin", 12) == records.Survey(7, 12, "binary")
+    assert records.survey(tmp_path / "db.bin", 12) == records.Survey(7, 12, "binary", 12)
     assert records.survey(tmp_path / "db.bin", 1).num_records == 84
     with pytest.raises(SpiralpirError, match="does not record its record size"):
         records.survey(tmp_path / "db.bin")
@@ -83,8 +93,8 @@ NAMED = 5  # an error names the first five over-long values (as `spiralpir gener
 @pytest.mark.parametrize("over", [2, 5, 6, 12])
 def test_every_over_long_value_is_counted_the_first_few_named(
         tmp_path: Path, rng: random.Random, over: int) -> None:
-    size = 8
-    lengths = [rng.randrange(0, size + 1) for _ in range(20)]
+    size, holds = 8, 7  # an 8-byte item holds 7 bytes beside a 1-byte length
+    lengths = [rng.randrange(0, holds + 1) for _ in range(20)]
     long_at = sorted(rng.sample(range(20), over))
     for k, i in enumerate(long_at):
         lengths[i] = size + 1 + k  # distinct lengths: the longest is the last one
@@ -94,8 +104,9 @@ def test_every_over_long_value_is_counted_the_first_few_named(
         with pytest.raises(SpiralpirError) as exc:
             call()
         msg = str(exc.value)
-        assert msg.startswith(f"{over} records are longer than the item size {size} bytes "
-                              f"(the longest {size + over} bytes; values are never truncated)")
+        assert msg.startswith(f"{over} records are longer than the {holds} bytes a {size}-byte "
+                              f"item holds beside the value's 1-byte length (the longest "
+                              f"{size + over} bytes; values are never truncated)")
         named = [int(i) for i in re.findall(r"record (\d+) \(line", msg)]
         assert named == long_at[:NAMED]
         for i in named:
@@ -107,8 +118,8 @@ def test_every_over_long_value_is_counted_the_first_few_named(
 
 def test_one_over_long_value(tmp_path: Path) -> None:
     path = _jsonl(tmp_path / "db.jsonl", [b"ok", bytes(9), b""])
-    want = (f"record 1 (line 2 of {path}) is 9 bytes, longer than the item size 8 bytes; "
-            "values are never truncated")
+    want = (f"record 1 (line 2 of {path}) is 9 bytes, longer than the 7 bytes a 8-byte item "
+            "holds beside the value's 1-byte length; values are never truncated")
     for call in (lambda: records.survey(path, 8),
                  lambda: records.read_records(path, planned_size=8)):
         with pytest.raises(SpiralpirError) as exc:
