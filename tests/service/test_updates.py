@@ -40,6 +40,16 @@ def _open(build: Build, db: Path, pre: Path | None, notes: list[str] | None = No
     return db_updates.open_files(build, db, recs, pre, (notes if notes is not None else []).append)
 
 
+def _stored(build: Build, tmp_path: Path, rng: random.Random
+            ) -> tuple[Path, Path, bytearray, db_updates.DbFiles, int]:
+    """A random records file db.bin and its store db.pre, made by a first server start."""
+    db, pre = tmp_path / "db.bin", tmp_path / "db.pre"
+    data = _raw_db(db, build, rng)
+    files, fitted, version = _open(build, db, pre)
+    PirServer(build, fitted, preprocessed=pre, threads=1, progress=False, log=lambda m: None)
+    return db, pre, data, files, version
+
+
 # -- change files -----------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("line", "message"), [
@@ -165,10 +175,7 @@ def test_recovery_finishes_a_committed_batch(demo_inst: builder.Instance, tmp_pa
     finished at the next start: records file, then store."""
     build = Build(demo_inst)
     rs, n = build.record_size, build.num_records
-    db, pre = tmp_path / "db.bin", tmp_path / "db.pre"
-    data = _raw_db(db, build, rng)
-    files, fitted, version = _open(build, db, pre)
-    PirServer(build, fitted, preprocessed=pre, threads=1, progress=False, log=lambda m: None)
+    db, pre, data, files, version = _stored(build, tmp_path, rng)
     text = "\n".join(f'{{"index": {i}, "value": "new{i}"}}' for i in rng.sample(range(n), 300))
     update_torture.oracle_apply(data, text, rs)
     half = dict(list(changes.parse(text, "c", n, rs).values.items())[:150])
@@ -203,10 +210,7 @@ def test_deferred_store_checkpoint(demo_inst: builder.Instance, tmp_path: Path,
     since the last one: a start after a kill patches the store with all of them."""
     build = Build(demo_inst)
     rs, n = build.record_size, build.num_records
-    db, pre = tmp_path / "db.bin", tmp_path / "db.pre"
-    data = _raw_db(db, build, rng)
-    files, fitted, version = _open(build, db, pre)
-    PirServer(build, fitted, preprocessed=pre, threads=1, progress=False, log=lambda m: None)
+    db, pre, data, files, version = _stored(build, tmp_path, rng)
     updater = db_updates.Updater(files, version, store_every=3600.0)
     texts = ["\n".join(f'{{"index": {rng.randrange(n)}, "value": "b{k}-{j}"}}'
                        for j in range(rng.choice([1, 50])))
