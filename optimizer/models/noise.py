@@ -127,12 +127,6 @@ STAGES = (
 )
 
 
-def coherent_k(d: int) -> float:
-    """Deprecated (the fitted coherent allowance of an earlier model): always 0. Kept so that
-    callers written against it keep working until they call `chain`."""
-    return 0.0
-
-
 def digit_sq(base_bits: int) -> float:
     """E[x²] of a digit uniform on [−z/2, z/2), z = 2^base_bits (every digit but the top)."""
     z = float(1 << base_bits)
@@ -203,11 +197,6 @@ def digit_abs_mean_sum(t: Any, q: int) -> Any:
 def keyswitch_variance(t: Any, q: int, d: int, sigma2: float) -> Any:
     """v_ks(t) = d·σ²·Σ_j E[g_j²]: the error a key switch with gadget length t adds."""
     return d * sigma2 * digit_moments(t, q)[0]
-
-
-def v_ks(t: int, base_bits: int, d: int, sigma2: float) -> float:
-    """Deprecated upper bound (every digit as wide as the lower ones); use keyswitch_variance."""
-    return t * d * digit_sq(base_bits) * sigma2
 
 
 def secret_variance(kind: str, plus: int, minus: int, sigma2: float, d: int) -> float:
@@ -342,16 +331,6 @@ class StageNoise:
     coherent_fraction: float = 0.0  # share of the first-dimension variance that is the
     # coherent (shared ScalToMat key error × digit mean × data mean) term
     shared_variance: float = 0.0  # Chain.v_shared: bound on the shared terms (failure only)
-
-
-def _log2_q_tail(x: float) -> float:
-    """log2 of Q(x) = P(N(0,1) ≥ x), accurate far in the tail."""
-    if x < 20.0:
-        return math.log2(max(0.5 * math.erfc(x / math.sqrt(2.0)), 1e-300))
-    # asymptotic: Q(x) ≈ φ(x)/x · (1 − 1/x² + 3/x⁴)
-    ln = -x * x / 2.0 - math.log(x) - 0.5 * math.log(2 * math.pi)
-    ln += math.log1p(-1.0 / (x * x) + 3.0 / x**4)
-    return ln / math.log(2.0)
 
 
 def _log2_int_q(x: float) -> float:

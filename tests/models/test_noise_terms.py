@@ -68,22 +68,11 @@ def test_database_coefficient_moments(p: int) -> None:
 
 
 @pytest.mark.parametrize("bits", [1, 2, 7, 14])
-def test_lower_digit_second_moment_and_the_deprecated_bound(bits: int) -> None:
-    """A lower gadget digit is uniform on [−z/2, z/2); the deprecated v_ks takes all t digits
-    that wide, an upper bound of the exact key-switch variance."""
+def test_lower_digit_second_moment(bits: int) -> None:
+    """A lower gadget digit is uniform on [−z/2, z/2)."""
     z = 1 << bits
     g = np.arange(-(z // 2), z // 2, dtype=np.float64)
-    sq = float(np.mean(g * g))
-    assert noise.digit_sq(bits) == pytest.approx(sq, rel=1e-12)
-    for t in (1, 3, 8):
-        assert noise.v_ks(t, bits, D, SIGMA2) == pytest.approx(t * D * SIGMA2 * sq, rel=1e-12)
-    for t in (2, 4, 8, 56):
-        b = -(-Q.bit_length() // t)
-        assert noise.v_ks(t, b, D, SIGMA2) >= _ks(t) * (1 - 1e-12)
-
-
-def test_the_deprecated_coherent_allowance_is_zero() -> None:
-    assert [noise.coherent_k(d) for d in (1024, 2048, 4096)] == [0.0, 0.0, 0.0]
+    assert noise.digit_sq(bits) == pytest.approx(float(np.mean(g * g)), rel=1e-12)
 
 
 def test_secret_variances() -> None:
@@ -339,10 +328,6 @@ def test_failure_variance_replays_the_shared_bounds(variant: str) -> None:
 # ---------------------------------------------------------------- the failure probability
 
 
-def _log2_tail_oracle(x: float) -> float:
-    return float(special.log_ndtr(-x)) / math.log(2.0)
-
-
 def _log2_int_tail_oracle(x: float) -> float:
     """log2 ∫_x^∞ Q(u) du by quadrature in log space (relative to Q(x))."""
     ref = special.log_ndtr(-x)
@@ -355,12 +340,6 @@ def _omitted(x: float, coefficient: float, start: float) -> float:
     """The tolerance in log2 units: machine precision where the direct formula is used, else
     1.5× the asymptotic series' first omitted term (coefficient/x⁶)."""
     return 1e-9 if x < start else 1.5 * coefficient / x**6 / math.log(2.0)
-
-
-@pytest.mark.parametrize("x", [0.5, 3.0, 12.0, 19.9, 20.0, 35.0, 80.0])
-def test_gaussian_tail(x: float) -> None:
-    assert noise._log2_q_tail(x) == pytest.approx(_log2_tail_oracle(x),
-                                                  abs=_omitted(x, 15.0, 20.0))
 
 
 @pytest.mark.parametrize("x", [0.5, 2.0, 5.0, 8.0, 11.0, 40.0])
