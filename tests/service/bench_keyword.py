@@ -18,7 +18,6 @@ import random
 import statistics
 import time
 from pathlib import Path
-from typing import Any
 
 from spiralpir.optimizer.build import builder
 from spiralpir.optimizer.service import batch_wire, keyword_client, keyword_table
