@@ -53,9 +53,9 @@ def max_tag_bytes(h: int) -> int:
 # random-walk insertion thresholds (about 0.5, 0.90, 0.96, 0.98 and > 0.99 for 1, 2, 3, 4 and
 # >= 8 slots at h = 2; 0.98 and > 0.99 for 1 and >= 2 slots at h = 4) with room for finite
 # columns. tests/models/test_cuckoo_layout.py measures the failure rate at these loads.
-_LOADS = {2: ((1, 0.45), (2, 0.82), (3, 0.88), (4, 0.92), (5, 0.94), (8, 0.96)),
+_LOADS = {2: ((1, 0.45), (2, 0.85), (3, 0.88), (4, 0.92), (5, 0.94), (8, 0.96)),
           4: ((1, 0.88), (2, 0.94), (3, 0.96))}
-COLUMN_SIGMAS = 4.0  # a column's key count (binomial) stays below its capacity this far out
+COLUMN_SIGMAS = 3.0  # a column's key count (binomial) stays below its capacity this far out
 
 
 def planned_load(h: int, slots: int) -> float:

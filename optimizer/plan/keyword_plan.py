@@ -86,7 +86,8 @@ def _candidates(keys: int, item: int, h: int, options: dict[str, Any]
                 if tag_bytes_for(h, m) > tag or params.nu_1 < int(math.log2(h)) or \
                         max_keys(h, 1 << params.nu_1, 1 << params.nu_2, m) < keys:
                     continue
-                name = json.dumps(params.to_literal(), sort_keys=True)
+                name = json.dumps({k: v for k, v in params.to_literal().items()
+                                   if k != "records"}, sort_keys=True)
                 if name not in seen:
                     seen.add(name)
                     out.append((params, est, tag))
