@@ -315,29 +315,30 @@ def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None,
             headers={**api.answer_headers(secs, stages), api.VERSION_HEADER: str(version)},
         )
 
+    async def framed_answer(request: Any, fn: Callable[..., Any], limit: int, what: str,
+                            stat: str) -> Any:
+        """The framed responses of fn (answer_batch, answer_keyword) to a request's body."""
+        out = await client_query(request, fn, limit, what)
+        if not isinstance(out, tuple):
+            return out
+        resp, stages, secs = out
+        stats[stat] += 1
+        return web.Response(body=resp, content_type="application/octet-stream",
+                            headers=api.answer_headers(secs, stages))
+
     async def batch(request: Any) -> Any:
         if not batch_limit:
             return error(400, f"build '{server.build.name}' holds one database, not buckets: "
                               f"POST {api.QUERY}")
-        out = await client_query(request, server.answer_batch, batch_limit, "batch request")
-        if not isinstance(out, tuple):
-            return out
-        resp, stages, secs = out
-        stats["batches"] += 1
-        return web.Response(body=resp, content_type="application/octet-stream",
-                            headers=api.answer_headers(secs, stages))
+        return await framed_answer(request, server.answer_batch, batch_limit, "batch request",
+                                   "batches")
 
     async def keyword_lookup(request: Any) -> Any:
         if keyword is None:
             return error(400, f"build '{server.build.name}' holds no keyword table: POST "
                               f"{api.QUERY}")
-        out = await client_query(request, keyword.answer_keyword, query_limit, "keyword query")
-        if not isinstance(out, tuple):
-            return out
-        resp, stages, secs = out
-        stats["keywords"] += 1
-        return web.Response(body=resp, content_type="application/octet-stream",
-                            headers=api.answer_headers(secs, stages))
+        return await framed_answer(request, keyword.answer_keyword, query_limit,
+                                   "keyword query", "keywords")
 
     async def admin_update(request: Any) -> Any:
         assert admin is not None
