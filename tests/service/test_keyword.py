@@ -178,3 +178,15 @@ def test_single_queries_are_refused_naming_key_lookups(client: PirClient) -> Non
     with pytest.raises(SpiralpirError, match=r"answers keyword lookups: one blocked query in "
                        r"POST /v1/keyword \(spiralpir query --key KEY\)"):
         client.query(0)
+
+
+def test_bad_keyword_requests_are_refused_and_the_server_keeps_serving(
+        client: PirClient, served: tuple[str, dict[bytes, bytes], KeywordServer]) -> None:
+    client.get(b"warm-up")
+    query = client.keys.query(0)
+    for body, needle in ((query[:-1], "a keyword query is"),
+                         (bytes(len(query)), "rejected query")):  # no header
+        r = client._post_query("/v1/keyword", body, 1 << 20)[0]
+        assert r.status_code == 400 and needle in r.json()["error"], r.text
+    key = next(iter(served[1]))
+    assert client.get(key) == served[1][key]
