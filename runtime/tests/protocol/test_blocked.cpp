@@ -1,13 +1,17 @@
 // Blocked queries (the keyword table's one-query lookup): one query selecting a row in each of
 // h row blocks and one column; block b's response must decrypt to the plaintext at (row r_b,
 // column c). Random databases, random rows and columns, real encryption and decryption; h = 1
-// must be today's query and answer byte for byte.
+// must be today's query and answer byte for byte; each block's noise (measured with the
+// secret key) at most a single query's.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdio>
 #include <vector>
 
 #include "spiralpir/spiral/service.hpp"
 #include "spiralpir/testing/gtest_seed.hpp"
+#include "spiralpir/testing/noise.hpp"
 #include "test_params.hpp"
 
 using namespace spiralpir;
@@ -109,8 +113,48 @@ void run_rejects() {
   EXPECT_THROW(f.server.answer_blocked(*f.pp, q.data(), q.size() - 1, 2), Error);  // truncated
 }
 
+/// The measured noise variance of the first dimension's output and of the last fold's, block
+/// by block, against an ordinary query's of the same database: a block sums 2^nu_1/h of the
+/// products the ordinary query sums, each of the same noise, then folds with GSW cts of the
+/// same noise, so it can only be smaller (first dimension: about h times).
+template <class P>
+void run_noise(std::size_t blocks) {
+  using D = Derived<P>;
+  using MatN = rlwe::MatN<typename P::ring>;
+  Fixture<P> f;
+  const std::uint64_t per = D::dim0 / blocks;
+  std::vector<std::uint64_t> rows(blocks);
+  for (std::size_t b = 0; b < blocks; ++b) rows[b] = b * per + f.rng.uniform_mod(per);
+  const std::uint64_t column = f.rng.uniform_mod(D::dim_rest);
+  auto measure = [&](const std::vector<std::uint8_t>& q, std::size_t nb) {
+    const auto pq = f.server.prepare(*f.pp, q.data(), q.size());
+    std::vector<MatN> all = FirstDim<P>::run_blocks(pq.first, f.server.database(), 2, nb);
+    const std::size_t each = D::instances * D::dim_rest;
+    std::vector<std::pair<double, double>> out;  // (first dimension, last fold) variances
+    for (std::size_t b = 0; b < nb; ++b) {
+      NoiseMeter<P> meter(f.client->comp(), 0);
+      std::vector<MatN> cts(all.begin() + static_cast<std::ptrdiff_t>(b * each),
+                            all.begin() + static_cast<std::ptrdiff_t>((b + 1) * each));
+      meter.on_first_dimension(cts);
+      ServerStages<P>::fold(cts, pq.gsw, 2, &meter);
+      out.emplace_back(meter.results().front().second.variance(), meter.results().back().second.variance());
+    }
+    return out;
+  };
+  const auto single = measure(f.client->query((rows[0] * D::dim_rest + column) * D::items_per_pt, f.rng), 1)[0];
+  const auto blocked = measure(f.client->query_blocked(rows.data(), blocks, column, f.rng), blocks);
+  for (std::size_t b = 0; b < blocks; ++b) {
+    EXPECT_LT(blocked[b].first, single.first) << "first dimension, block " << b;
+    EXPECT_LT(blocked[b].second, 1.1 * single.second) << "last fold, block " << b;
+    std::printf("block %zu of %zu: first-dimension noise variance 2^%.2f (single query 2^%.2f), after folding 2^%.2f (2^%.2f)\n",
+                b, blocks, std::log2(blocked[b].first), std::log2(single.first), std::log2(blocked[b].second),
+                std::log2(single.second));
+  }
+}
+
 }  // namespace
 
+TEST(Blocked, NoiseAtMostASingleQuerys) { run_noise<insecure_spiral_2e20x256b_ci>(4); }
 TEST(Blocked, TwoBlocks) { run_blocked<insecure_spiral_2e20x256b_ci>(2, 3); }
 TEST(Blocked, FourBlocks) { run_blocked<insecure_spiral_2e20x256b_ci>(4, 3); }
 TEST(Blocked, OneBlockIsTheOrdinaryQuery) { run_single_block<insecure_spiral_2e20x256b_ci>(3); }
