@@ -139,9 +139,7 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
             raise SpiralpirError("--admin-token-file: a keyword table takes no updates yet")
         srv = keyword_server(build, keyword_table, db_path,
                              keyword_options(base64_values, key_column, value_column),
-                             None if no_cache else (
-                                 preprocessed or batch_server.default_store_dir(db_path, tag)),
-                             common)
+                             cache_path(db_path), common)
     elif batch_layout is not None:
         if db_path is None:
             raise SpiralpirError("a batch build serves one --db (as buckets), not --stream")

@@ -1,5 +1,5 @@
 """`generate --keys FILE|N [--max-value-size B]` (and `plan --keys`): the shape of a keyword
-build, its plan, and its table shape written as NAME/keyword.json beside the sub-table
+build, its plan, and its table shape written as NAME/keyword.json beside the table
 database's build."""
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def write_keyword_file(target: Path, section: Any) -> bool:
     codegen.write_atomic(path, json.dumps({"keyword": section}, sort_keys=True, indent=2) + "\n")
     shape = read_shape(path)
     records = int(codegen.load_document(target / "params.json")["params"]["records"])
-    if shape.slots > records:
-        raise SpiralpirError(f"the plan's keyword section: sub-tables of {shape.slots} slots "
-                             "exceed the plan's records")
+    if shape.capacity > records:
+        raise SpiralpirError(f"the plan's keyword section: a table of {shape.capacity} slots "
+                             "exceeds the plan's records")
     return True

@@ -32,8 +32,8 @@ def query_key(client: Any, key: str, out: Path | None, as_json: bool,
         click.echo(f"key {json.dumps(result.key)}: "
                    + (f"{len(result.value)} bytes" if result.found else "not found")
                    + (f" -> {out}" if out is not None and result.found else "")
-                   + f"; one request of {result.subtables} queries, request "
-                   f"{result.request_bytes:,} B, responses {result.response_bytes:,} B"
+                   + f"; one query, {result.bins} responses: request "
+                   f"{result.request_bytes:,} B, reply {result.response_bytes:,} B"
                    + (f", public params uploaded {result.public_params_bytes_uploaded:,} B"
                       if result.public_params_bytes_uploaded else "")
                    + f"; server {s['server'] * 1e3:.1f} ms, round trip "

@@ -76,6 +76,15 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
                                          ctypes.c_void_p, ctypes.c_uint64]),
     "server_db_words": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p),
                                        ctypes.POINTER(ctypes.c_uint64)]),
+    # blocked queries (server.hpp answer_blocked; the keyword table, FORMATS.md §11)
+    "client_query_blocked": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint64),
+                                            ctypes.c_uint32, ctypes.c_uint64, _c_u8_pp,
+                                            _c_size_p]),
+    "client_decode_plaintexts": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p,
+                                                ctypes.c_size_t, _c_u8_pp, _c_size_p]),
+    "server_answer_blocked": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p,
+                                             ctypes.c_size_t, ctypes.c_uint32, _c_u8_pp,
+                                             _c_size_p, ctypes.POINTER(ctypes.c_double)]),
 }
 
 # The streaming ABI's stage timings: the one-time part (PREFIX_server_prepare; "expansion" is
@@ -255,6 +264,17 @@ class ClientKeys(_Handle):
                       out, record_size)
         return out.raw
 
+    def query_blocked(self, rows: list[int], column: int) -> bytes:
+        """One query selecting rows[b] in row block b (of len(rows) equal blocks of the first
+        dimension) and folding index ``column``: the size of any query (spiral variant)."""
+        arr = (ctypes.c_uint64 * max(len(rows), 1))(*rows)
+        return self.lib.take_buffer("client_query_blocked", self.h, arr, len(rows),
+                                    ctypes.c_uint64(column))
+
+    def decode_plaintexts(self, response: bytes) -> bytes:
+        """Every instance's plaintext of one response, concatenated (FORMATS.md §5 layout)."""
+        return self.lib.take_buffer("client_decode_plaintexts", self.h, response, len(response))
+
 
 class PublicParams(_Handle):
     """Public parameters a client uploaded, parsed and validated by the library."""
@@ -393,6 +413,20 @@ class ServerDb(_Handle):
         data = self.lib.take_buffer_then("server_answer", (self.h, pp.h, query, len(query)),
                                          (stages,))
         return data, {name: stages[i] for i, name in enumerate(names)}
+
+    def answer_blocked(self, pp: PublicParams, query: bytes, blocks: int
+                       ) -> tuple[list[bytes], dict[str, float]]:
+        """A blocked query's ``blocks`` responses (one per row block, in block order), with one
+        expansion and conversion and one pass of the first dimension; seconds per stage
+        (``lib.stage_names``; folding and modswitch summed over the blocks)."""
+        self.lib.check_same(pp.lib, "public parameters")
+        names = self.lib.stage_names
+        stages = (ctypes.c_double * max(len(names), 1))()
+        data = self.lib.take_buffer_then("server_answer_blocked",
+                                         (self.h, pp.h, query, len(query), blocks), (stages,))
+        size = len(data) // blocks
+        return ([data[b * size:(b + 1) * size] for b in range(blocks)],
+                {name: stages[i] for i, name in enumerate(names)})
 
     def prepare(self, pp: PublicParams, query: bytes) -> PreparedQuery:
         """The one-time part of answering ``query`` (parse, expansion, conversion), reusable

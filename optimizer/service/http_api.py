@@ -9,6 +9,9 @@
   DELETE /v1/stream/{stream_id}           -> releases the session
   POST /v1/batch   header X-Spiralpir-Client-Id, body: one query per bucket (batch_wire.py)
                    -> one response per bucket, same framing (a server of a batch build)
+  POST /v1/keyword header X-Spiralpir-Client-Id, body: one query (blocked: a row per row
+                   block and a column, FORMATS.md §11) -> h responses, framed like a batch
+                   reply (a server of a keyword build)
   GET  /v1/params  the build's parameters, shapes, blocks, exact message sizes, limits
   GET  /v1/health  {"status": "ok", ...}
   POST /v1/admin/update  header Authorization: Bearer TOKEN, body: CHANGES (JSON Lines)
@@ -33,6 +36,7 @@ SETUP = "/v1/setup"
 QUERY = "/v1/query"
 STREAM = "/v1/stream"
 BATCH = "/v1/batch"
+KEYWORD = "/v1/keyword"
 PARAMS = "/v1/params"
 HEALTH = "/v1/health"
 ADMIN_UPDATE = "/v1/admin/update"

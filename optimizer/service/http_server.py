@@ -37,6 +37,7 @@ from spiralpir.optimizer.service import http_api as api
 from spiralpir.optimizer.service.admin_http import Admin
 from spiralpir.optimizer.service.batch_server import BatchServer
 from spiralpir.optimizer.service.binding import StorageError
+from spiralpir.optimizer.service.keyword_server import KeywordServer
 from spiralpir.optimizer.service.pir_server import (
     BadBlock,
     PirServer,
@@ -163,12 +164,15 @@ def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None,
                    if isinstance(server, BatchServer) else 0)
     if batch_limit:
         body_limits[(api.BATCH, "POST")] = batch_limit
+    keyword = server if isinstance(server, KeywordServer) else None
+    if keyword is not None:
+        body_limits[(api.KEYWORD, "POST")] = query_limit
     if admin is not None:
         body_limits[(api.ADMIN_UPDATE, "POST")] = admin.max_body
     max_admitted = workers + limits.max_queue
     executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="spiralpir")
     stats = {"queries": 0, "errors": 0, "setups": 0, "streams": 0, "blocks": 0, "busy": 0,
-             "timeouts": 0, "batches": 0, "updates": 0}
+             "timeouts": 0, "batches": 0, "keywords": 0, "updates": 0}
     # requests admitted (reading a body, waiting for or holding a worker) and bodies being read;
     # only the event loop touches these
     load = {"admitted": 0, "uploads": 0}
@@ -311,17 +315,30 @@ def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None,
             headers={**api.answer_headers(secs, stages), api.VERSION_HEADER: str(version)},
         )
 
+    async def framed_answer(request: Any, fn: Callable[..., Any], limit: int, what: str,
+                            stat: str) -> Any:
+        """The framed responses of fn (answer_batch, answer_keyword) to a request's body."""
+        out = await client_query(request, fn, limit, what)
+        if not isinstance(out, tuple):
+            return out
+        resp, stages, secs = out
+        stats[stat] += 1
+        return web.Response(body=resp, content_type="application/octet-stream",
+                            headers=api.answer_headers(secs, stages))
+
     async def batch(request: Any) -> Any:
         if not batch_limit:
             return error(400, f"build '{server.build.name}' holds one database, not buckets: "
                               f"POST {api.QUERY}")
-        out = await client_query(request, server.answer_batch, batch_limit, "batch request")
-        if not isinstance(out, tuple):
-            return out
-        resp, stages, secs = out
-        stats["batches"] += 1
-        return web.Response(body=resp, content_type="application/octet-stream",
-                            headers=api.answer_headers(secs, stages))
+        return await framed_answer(request, server.answer_batch, batch_limit, "batch request",
+                                   "batches")
+
+    async def keyword_lookup(request: Any) -> Any:
+        if keyword is None:
+            return error(400, f"build '{server.build.name}' holds no keyword table: POST "
+                              f"{api.QUERY}")
+        return await framed_answer(request, keyword.answer_keyword, query_limit,
+                                   "keyword query", "keywords")
 
     async def admin_update(request: Any) -> Any:
         assert admin is not None
@@ -488,6 +505,7 @@ def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None,
         web.post(api.QUERY, query),
         web.post(api.STREAM, open_stream),
         web.post(api.BATCH, batch),
+        web.post(api.KEYWORD, keyword_lookup),
         web.get(api.block_path("{stream_id}", "{block}"), stream_block),
         web.delete(api.stream_path("{stream_id}"), close_stream),
         web.get(api.PARAMS, params),

@@ -1,69 +1,103 @@
-"""The keyword server: a keyword table's h sub-tables served as the buckets of one batch.
+"""The keyword server: a keyword table served as one database, answered in row blocks.
 
-Each sub-table is a bucket database of the build (its own store), answered together in one
-``POST /v1/batch`` of h queries by the batch mechanism (batch_server.py); ``GET /v1/params``
-carries the table's public metadata under ``keyword`` (seed, h, slots, tag and slot sizes,
-key count, batch sizes), all a client needs to know where its key may sit.
+``POST /v1/keyword`` takes one query (the size of any query of the build) selecting the key's
+row in each of the table's h row blocks and its column; ``answer_keyword`` answers it with the
+runtime's blocked answer (one expansion, one conversion, one pass of the first dimension,
+then folding and modulus switching per block) and returns the h responses, framed like a batch
+reply (batch_wire.py). ``GET /v1/params`` carries the table's public metadata under
+``keyword`` (seed, h, rows, columns, slots, tag and slot sizes, key count, message sizes), all a
+client needs to know where its key may sit.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import time
 from pathlib import Path
 from typing import Any
 
 from spiralpir.optimizer.errors import SpiralpirError
-from spiralpir.optimizer.service.batch_server import BatchServer
+from spiralpir.optimizer.service import batch_wire
 from spiralpir.optimizer.service.binding import Build, PublicParams
-from spiralpir.optimizer.service.keyword_table import KeywordTable, value_capacity
+from spiralpir.optimizer.service.keyword_table import KeywordTable, TableShape, value_capacity
 from spiralpir.optimizer.service.pir_server import BadBlock, PirServer
 
 KEYWORD_FILE = "keyword.json"  # a keyword build's table shape, next to its params.json
 
 
-class KeywordServer(BatchServer):
-    """The sub-tables of ``kt`` served by ``build`` (the sub-table build)."""
+def check_fits(build: Build, rows: int, columns: int, slots: int, slot_size: int,
+               where: str) -> None:
+    """A table of this shape must be exactly the build's database geometry."""
+    p = build.params
+    m = int(build.lib.params["items_per_plaintext"])
+    geometry = (1 << int(p["nu_1"]), 1 << int(p["nu_2"]))
+    if (rows, columns) != geometry or slot_size > build.record_size or m != slots or \
+            build.variant != "spiral":
+        raise SpiralpirError(f"{where}: a table of {rows} x {columns} bins of {slots} slots of "
+                             f"{slot_size} bytes does not fit the build '{build.label}' "
+                             f"({build.variant}, {geometry[0]} x {geometry[1]} plaintexts, "
+                             f"records of {build.record_size} bytes)")
+
+
+class KeywordServer(PirServer):
+    """The table ``kt`` served by ``build`` (the table's build)."""
 
     def __init__(self, build: Build, kt: KeywordTable, preprocessed_dir: Path | str | None = None,
-                 threads: int = 0, **kwargs: Any) -> None:
+                 **kwargs: Any) -> None:
         lay = kt.table.layout
-        if lay.slots > build.num_records:
-            raise SpiralpirError(f"keyword table: sub-tables of {lay.slots} slots exceed the "
-                                 f"build '{build.label}' capacity of {build.num_records}")
-        if kt.slot_size > build.record_size:
-            raise SpiralpirError(f"keyword table: slots of {kt.slot_size} bytes exceed the "
-                                 f"build's record size {build.record_size}")
+        check_fits(build, lay.rows, lay.columns, lay.slots, kt.slot_size, "keyword table")
+        if lay.capacity > build.num_records:
+            raise SpiralpirError(f"keyword table: {lay.capacity} slots exceed the build "
+                                 f"'{build.label}' capacity of {build.num_records}")
         self.keyword = kt
-        self._serve_buckets(build, kt.subtables, preprocessed_dir, threads, **kwargs)
-        self.num_records = lay.total_slots
-        self.source = kt.subtables[0].source.removeprefix("sub-table 0 of ")
+        super().__init__(build, records=kt.records, preprocessed=preprocessed_dir, **kwargs)
+        self.response_bytes = int(build.lib.params["response_bytes"])
+        self.source = kt.records.source
+
+    @property
+    def reply_bytes(self) -> int:
+        return batch_wire.framed_bytes(self.keyword.table.layout.h, self.response_bytes)
 
     def answer_versioned(self, client_id: str, query: bytes, pinned: PublicParams | None = None,
                          min_version: int = 0) -> tuple[bytes, dict[str, float], float, int]:
-        raise BadBlock(f"this server answers keyword lookups, {self.bucket_count} sub-table "
-                       "queries in one POST /v1/batch (spiralpir query --key KEY)")
+        raise BadBlock("this server answers keyword lookups: one blocked query in POST "
+                       "/v1/keyword (spiralpir query --key KEY)")
+
+    def open_stream(self, client_id: str, query: bytes, pinned: PublicParams | None = None
+                    ) -> tuple[str, dict[str, float]]:
+        raise BadBlock("this server answers keyword lookups (POST /v1/keyword), not streams")
+
+    def answer_keyword(self, client_id: str, query: bytes, pinned: PublicParams | None = None
+                       ) -> tuple[bytes, dict[str, float], float]:
+        """The h framed responses to one blocked query, per-stage seconds (folding and
+        modswitch summed over the blocks, plus ``process_cpu``) and the wall seconds."""
+        if len(query) != self.query_bytes:
+            raise BadBlock(f"a keyword query is {self.query_bytes} bytes, not {len(query)}")
+        assert self.live is not None
+        pp = pinned if pinned is not None else self.pin(client_id)
+        start = time.perf_counter()
+        cpu = time.process_time()
+        with self.live.reading() as (db, _version):
+            responses, stages = db.answer_blocked(pp, query, self.keyword.table.layout.h)
+        stages["process_cpu"] = time.process_time() - cpu
+        return (batch_wire.pack(responses, batch_wire.REPLY_MAGIC), stages,
+                time.perf_counter() - start)
+
+    def close(self) -> None:
+        """Free the table's database (the server answers no more)."""
+        if self.live is not None:
+            self.live.close()
 
     def info(self) -> dict[str, Any]:
-        out = PirServer.info(self)
-        out.pop("stream", None)
+        out = super().info()
         kt = self.keyword
         out["keyword"] = {**kt.table.layout.to_json(), "slot_size": kt.slot_size,
                           "max_value_size": value_capacity(kt.slot_size,
                                                            kt.table.layout.tag_bytes),
-                          "keys": kt.keys, **self.bucket_info()}
+                          "keys": kt.keys, "request_bytes": self.query_bytes,
+                          "reply_bytes": self.reply_bytes,
+                          "response_bytes": self.response_bytes}
         return out
-
-
-@dataclass(frozen=True)
-class TableShape:
-    """A keyword build's table shape (``NAME/keyword.json``): the seed is chosen when the
-    table is filled (keyword_table.first_seed), the rest when it is planned."""
-
-    h: int
-    slots: int
-    tag_bytes: int
-    slot_size: int
 
 
 def read_shape(path: Path) -> TableShape:
@@ -76,10 +110,11 @@ def read_shape(path: Path) -> TableShape:
     if not isinstance(body, dict):
         raise SpiralpirError(f"{path}: the keyword table is not a JSON object")
     fields = {}
-    for key in ("h", "slots", "tag_bytes", "slot_size"):
+    for key in ("h", "rows", "columns", "slots", "tag_bytes", "slot_size"):
         value = body.get(key)
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise SpiralpirError(f"{path}: keyword field '{key}' missing or not a positive "
-                                 "integer")
+                                 "integer (a table planned before row blocks? generate the "
+                                 "build again)")
         fields[key] = value
     return TableShape(**fields)

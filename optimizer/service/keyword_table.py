@@ -1,12 +1,14 @@
-"""A keyword table's slots: what each of the h sub-table databases holds.
+"""A keyword table's records: the one database a keyword build serves.
 
 Slot layout (``slot_size`` bytes, the build's record size):
 
     tag (tag_bytes) | value length (1, 2 or 4 bytes, value_frame.py) | value | zero padding
 
 An empty slot is all zeros: its tag (zero) matches no key (models/cuckoo_layout.py never
-gives a zero tag). Sub-table j is one bucket database of S slots; a lookup fetches the key's
-candidate slot in every sub-table and keeps the one whose tag is the key's.
+gives a zero tag). Bin (row, column) is the plaintext row·columns + column; its ``slots``
+records are the database's records bin·slots + s, holding the bin's entries in slots 0, 1, …
+(the placement's order) and zeros after them. A lookup fetches the key's h candidate bins and
+keeps the entry whose tag is the key's, scanning every slot of every bin.
 """
 
 from __future__ import annotations
@@ -34,46 +36,73 @@ def value_capacity(slot_size: int, tag_bytes: int) -> int:
 
 def first_seed(keys: list[bytes]) -> str:
     """The first seed tried for a key set: a hash of the keys, so the same database gets the
-    same table (and its stores are reused) on every start. Public, like every seed."""
+    same table (and its store is reused) on every start. Public, like every seed."""
     h = hashlib.blake2b(b"spiralpir-keyword-seed", digest_size=16)
     for k in keys:
         h.update(len(k).to_bytes(8, "little") + k)
     return h.hexdigest()
 
 
+@dataclass(frozen=True)
+class TableShape:
+    """A keyword table's shape (``NAME/keyword.json``, from the plan): the seed is chosen
+    when the table is filled (first_seed), the rest when it is planned."""
+
+    h: int
+    rows: int
+    columns: int
+    slots: int
+    tag_bytes: int
+    slot_size: int
+
+    @property
+    def capacity(self) -> int:
+        return self.rows * self.columns * self.slots
+
+
 @dataclass
 class KeywordTable:
-    """The placed table and its h sub-table databases (``subtables[j]``: S slots)."""
+    """The placed table and its database (``records``: rows·columns·slots slots)."""
 
     table: CuckooTable
     slot_size: int
-    subtables: list[database.Records]
+    records: database.Records
     keys: int
 
 
-def make_table(data: KeywordData, h: int, slots: int, slot_size: int, tag_bytes: int,
-               seed: str | None = None) -> KeywordTable:
-    """Place ``data`` in h sub-tables of ``slots`` slots of ``slot_size`` bytes."""
-    cap = value_capacity(slot_size, tag_bytes)
+def make_table(data: KeywordData, shape: TableShape, seed: str | None = None) -> KeywordTable:
+    """Place ``data`` in a table of ``shape``."""
+    cap = value_capacity(shape.slot_size, shape.tag_bytes)
     for k, v in zip(data.keys, data.values, strict=True):
         if len(v) > cap:
             raise SpiralpirError(f"{data.source}: the value of key {shown(k)} is {len(v)} bytes, "
-                                 f"longer than the {cap} a {slot_size}-byte slot holds")
-    table = cuckoo_layout.build(data.keys, h, slots, seed or first_seed(data.keys), tag_bytes)
-    out = np.zeros((h, slots, slot_size), dtype=np.uint8)
-    item = slot_size - tag_bytes
-    for i, (j, s) in enumerate(table.where):
-        out[j, s] = np.frombuffer(table.tags[i] + value_frame.frame(data.values[i], item),
-                                  dtype=np.uint8)
-    subs = [database.Records(bytearray(out[j].tobytes()), slots, slot_size,
-                             f"sub-table {j} of {data.source}", "binary") for j in range(h)]
-    return KeywordTable(table, slot_size, subs, len(data.keys))
+                                 f"longer than the {cap} a {shape.slot_size}-byte slot holds")
+    table = cuckoo_layout.build(data.keys, shape.h, shape.rows, shape.columns, shape.slots,
+                                seed or first_seed(data.keys), shape.tag_bytes)
+    size, m = shape.slot_size, shape.slots
+    out = np.zeros((shape.capacity, size), dtype=np.uint8)
+    item = size - shape.tag_bytes
+    for b, members in table.order.items():
+        for s, i in enumerate(members):
+            out[b * m + s] = np.frombuffer(table.tags[i] + value_frame.frame(data.values[i], item),
+                                           dtype=np.uint8)
+    recs = database.Records(bytearray(out.tobytes()), shape.capacity, size,
+                            data.source, "binary")
+    return KeywordTable(table, size, recs, len(data.keys))
 
 
-def find(layout: CuckooLayout, key: bytes, slots: list[bytes]) -> bytes | None:
-    """The key's value among the h fetched candidate slots (in sub-table order), or None."""
-    _, tag = layout.locate(key)
-    hits = [s for s in slots if s[: layout.tag_bytes] == tag]
-    if not hits:
+def find(layout: CuckooLayout, key: bytes, bins: list[bytes], slot_size: int,
+         record_size: int) -> bytes | None:
+    """The key's value among its h fetched bins (each ``slots`` records of ``record_size``
+    bytes, slot_size of them used), or None. Every slot of every bin is compared."""
+    _, _, tag = layout.locate(key)
+    t = layout.tag_bytes
+    hit: bytes | None = None
+    for data in bins:
+        for s in range(layout.slots):
+            slot = data[s * record_size: s * record_size + slot_size]
+            if slot[:t] == tag and hit is None:
+                hit = slot
+    if hit is None:
         return None
-    return value_frame.unframe(hits[0][layout.tag_bytes:], "the keyword table's slot")
+    return value_frame.unframe(hit[t:], "the keyword table's slot")

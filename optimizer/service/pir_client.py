@@ -296,10 +296,10 @@ class PirClient:
 
     def lookup(self, key: str | bytes) -> keyword_client.KeywordResult:
         """The value of ``key`` (None if absent) from a keyword server, with sizes and
-        seconds: one request of one query per sub-table (service/keyword_client.py)."""
+        seconds: one blocked query in one request (service/keyword_client.py)."""
         if self._keyword is None:
-            self._keyword = keyword_client.shape_of(self.info, self.build.record_size,
-                                                    self.build.num_records)
+            self._keyword = keyword_client.shape_of(self.info, self.build.lib.params,
+                                                    self.build.record_size)
         return keyword_client.lookup(self, key, self._keyword)
 
     def get(self, key: str | bytes) -> bytes | None:

@@ -1,5 +1,5 @@
 """`spiralpir plan --keys N --max-value-size B` and `generate --keys FILE|N`: the table shape
-and the sub-table database's parameters in the plan, the comparison with an index lookup,
+and the table database's parameters in the plan, the comparison with an index lookup,
 NAME/keyword.json written (and removed when the build is regenerated without keys)."""
 
 from __future__ import annotations
@@ -11,30 +11,43 @@ from pathlib import Path
 
 import pytest
 from cli_run import assert_user_error, run_cli
-from spiralpir.optimizer.models.cuckoo_layout import tag_bytes_for
-from spiralpir.optimizer.plan.keyword_plan import LOADS
+from spiralpir.optimizer.models.cost import Profile, stage_seconds
+from spiralpir.optimizer.models.cuckoo_layout import H_CHOICES, max_keys, tag_bytes_for
+from spiralpir.optimizer.params.parameters import Parameters
 from spiralpir.optimizer.plan.planner import plan
 
 
 def check_keyword_section(doc: dict, keys: int, max_value: int) -> dict:
     kw = doc["keyword"]
-    h = kw["h"]
+    h, params = kw["h"], doc["params"]
     assert kw["keys"] == keys and kw["max_value_size"] == max_value
-    assert kw["slots"] == math.ceil(keys / (h * LOADS[h])) == doc["params"]["records"]
-    assert kw["tag_bytes"] == tag_bytes_for(h) and 8 * kw["tag_bytes"] >= 40 + math.log2(h)
+    # the table is the database: its rows, columns and slots per bin are the plan's
+    m = Parameters.from_literal(params).items_per_pt
+    assert (kw["rows"], kw["columns"], kw["slots"]) == (1 << params["nu_1"],
+                                                        1 << params["nu_2"], m)
+    assert kw["capacity"] == kw["rows"] * kw["columns"] * m == params["records"]
+    assert params["variant"] == "spiral" and kw["rows"] % h == 0
+    assert keys <= max_keys(h, kw["rows"], kw["columns"], m)
+    assert kw["tag_bytes"] == tag_bytes_for(h, m) and \
+        8 * kw["tag_bytes"] >= 40 + math.log2(h * m)
     # tag, a 1-byte length (values under 256 bytes), the value
-    assert kw["slot_size"] == kw["tag_bytes"] + 1 + max_value == doc["params"]["record_size"]
-    assert kw["expansion"] == pytest.approx(h * kw["slots"] * kw["slot_size"] /
+    assert kw["slot_size"] == kw["tag_bytes"] + 1 + max_value == params["record_size"]
+    assert kw["expansion"] == pytest.approx(kw["capacity"] * kw["slot_size"] /
                                             (keys * max_value))
     est = doc["estimate"]
-    assert kw["lookup_query_bytes"] == h * est["query_bytes"]
-    assert kw["lookup_server_seconds"] == pytest.approx(h * est["server_seconds"])
+    # one query, h responses; folding and modswitch h times
+    assert kw["lookup_query_bytes"] == est["query_bytes"]
+    assert kw["lookup_response_bytes"] == h * est["response_bytes"]
+    st = stage_seconds(Parameters.from_literal(params), Profile.load())
+    assert kw["lookup_server_seconds"] == pytest.approx(
+        sum(st.values()) + (h - 1) * (st["folding"] + st["modswitch"]))
+    assert kw["lookup_server_seconds"] < h * est["server_seconds"]
     index = plan(keys, max_value + 1).to_json()["estimate"]
     assert kw["index_server_seconds"] == pytest.approx(index["server_seconds"])
     assert kw["bytes_vs_index"] == pytest.approx(
-        h * (est["query_bytes"] + est["response_bytes"]) /
+        (est["query_bytes"] + h * est["response_bytes"]) /
         (index["query_bytes"] + index["response_bytes"]))
-    assert {c["h"] for c in kw["considered"]} == set(LOADS)
+    assert {c["h"] for c in kw["considered"]} <= set(H_CHOICES)
     return kw
 
 
@@ -46,7 +59,7 @@ def test_plan_keys_json_and_text(monkeypatch: pytest.MonkeyPatch,
     kw = check_keyword_section(json.loads(res.out), 20000, 32)
     res = run_cli(monkeypatch, capsys, "plan", "--keys", "20000", "--max-value-size", "32")
     assert res.code == 0, res.err
-    assert f"h = {kw['h']} sub-tables of {kw['slots']:,} slots" in res.out
+    assert f"bins of {kw['slots']} slots in h = {kw['h']} row blocks" in res.out
     assert f"{kw['bytes_vs_index']:.2f}x the bytes" in res.out and "expansion" in res.out
 
 

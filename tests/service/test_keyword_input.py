@@ -16,7 +16,12 @@ from spiralpir.optimizer.service.keyword_input import (
     KeywordOptions,
     read_keyword_db,
 )
-from spiralpir.optimizer.service.keyword_table import find, make_table, slot_size_for
+from spiralpir.optimizer.service.keyword_table import (
+    TableShape,
+    find,
+    make_table,
+    slot_size_for,
+)
 
 
 def jsonl(path: Path, rows: list[object]) -> Path:
@@ -66,7 +71,7 @@ def test_over_long_value_names_its_key(tmp_path: Path) -> None:
     data = read_keyword_db(p)
     with pytest.raises(SpiralpirError, match='key "long one" is 11 bytes, longer than the 10 '
                        "a 17-byte slot holds"):
-        make_table(data, 2, 4, 17, 6)
+        make_table(data, TableShape(2, 2, 1, 2, 6, 17))
 
 
 @pytest.mark.parametrize("line,problem", [
@@ -99,21 +104,31 @@ def test_table_slots_hold_every_value(rng: random.Random) -> None:
     keys = list(dict.fromkeys(rng.randbytes(rng.randrange(1, 30)) for _ in range(5000)))
     values = [rng.randbytes(rng.randrange(0, 41)) for _ in keys]
     size = slot_size_for(40, 6)
-    kt = make_table(KeywordData(keys, values, "random"), 3, 2000, size, 6)
-    subs = [bytes(r.data) for r in kt.subtables]
+    record = size + 3  # the build's record size may exceed the slot's
+    shape = TableShape(h=4, rows=64, columns=16, slots=8, tag_bytes=6, slot_size=size)
+    kt = make_table(KeywordData(keys, values, "random"), shape)
+    assert kt.records.num_records == shape.capacity and kt.records.record_size == size
+    table = bytes(kt.records.data)
     lay = kt.table.layout
 
     def fetch(key: bytes) -> list[bytes]:
-        cands, _ = lay.locate(key)
-        return [subs[j][s * size:(s + 1) * size] for j, s in enumerate(cands)]
+        """The key's h bins as a client decodes them: each plaintext's slots, records of
+        ``record`` bytes (slot bytes then zeros)."""
+        column, rows, _ = lay.locate(key)
+        out = []
+        for r in rows:
+            b = lay.bin_of(r, column)
+            out.append(b"".join(table[(b * shape.slots + s) * size:(b * shape.slots + s + 1) * size]
+                                + bytes(record - size) for s in range(shape.slots)))
+        return out
 
     for k, v in zip(keys, values, strict=True):
-        assert find(lay, k, fetch(k)) == v
+        assert find(lay, k, fetch(k), size, record) == v
     present = set(keys)
     for _ in range(2000):
         k = rng.randbytes(rng.randrange(1, 30))
         if k not in present:
-            assert find(lay, k, fetch(k)) is None
+            assert find(lay, k, fetch(k), size, record) is None
     # the same keys give the same table (seed from the keys), so stores are reused
-    again = make_table(KeywordData(keys, values, "random"), 3, 2000, size, 6)
-    assert again.table.layout.seed == lay.seed and bytes(again.subtables[1].data) == subs[1]
+    again = make_table(KeywordData(keys, values, "random"), shape)
+    assert again.table.layout.seed == lay.seed and bytes(again.records.data) == table

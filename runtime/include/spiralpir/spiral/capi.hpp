@@ -35,6 +35,14 @@
 //   int  PREFIX_server_answer_prepared(void* server, void* prepared, uint8_t** resp, size_t* resp_len,
 //                                      double* seconds4_or_null);  first_dimension, folding, packing, modswitch
 //   void PREFIX_prepared_free(void* prepared);
+//   Blocked queries (the keyword table, FORMATS.md §11; spiral variant only):
+//   int  PREFIX_client_query_blocked(void* client, const uint64_t* rows, uint32_t blocks, uint64_t column,
+//                                    uint8_t** buf, size_t* len);
+//   int  PREFIX_client_decode_plaintexts(void* client, const uint8_t* resp, size_t resp_len,
+//                                        uint8_t** pts, size_t* pts_len);   every instance's plaintext
+//   int  PREFIX_server_answer_blocked(void* server, void* pp, const uint8_t* query, size_t query_len,
+//                                     uint32_t blocks, uint8_t** resps, size_t* resps_len,
+//                                     double* stage_seconds_or_null);   `blocks` responses, concatenated
 //   Record updates: PREFIX_server_copy_db, PREFIX_server_update_records, PREFIX_db_patch_file
 //   (capi_update.hpp).
 #pragma once
@@ -45,6 +53,7 @@
 #include <exception>
 #include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "spiralpir/spiral/service.hpp"
@@ -258,6 +267,32 @@ T& deref(void* h, const char* what) {
       auto& q = ::spiralpir::capi::deref<::spiralpir::PreparedQuery<PARAMS>>(prepared,                      \
                                                                             "server_answer_prepared");      \
       ::spiralpir::capi::give(s.answer_prepared(q, seconds4), resp, resp_len);                              \
+    });                                                                                                     \
+  }                                                                                                         \
+  __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _client_query_blocked)(            \
+      void* client, const uint64_t* rows, uint32_t blocks, uint64_t column, uint8_t** buf, size_t* len) {   \
+    return ::spiralpir::capi::guarded([&] {                                                                 \
+      auto& c = ::spiralpir::capi::deref<::spiralpir::Client<PARAMS>>(client, "client_query_blocked");     \
+      ::spiralpir::capi::give(c.query_blocked(rows, blocks, column), buf, len);                             \
+    });                                                                                                     \
+  }                                                                                                         \
+  __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _client_decode_plaintexts)(        \
+      void* client, const uint8_t* resp, size_t resp_len, uint8_t** pts, size_t* pts_len) {                \
+    return ::spiralpir::capi::guarded([&] {                                                                 \
+      auto& c = ::spiralpir::capi::deref<::spiralpir::Client<PARAMS>>(client, "client_decode_plaintexts"); \
+      if (resp == nullptr) throw ::spiralpir::ArgumentError("client_decode_plaintexts: null response");     \
+      auto v = c.decode_plaintexts(resp, resp_len);                                                         \
+      ::spiralpir::capi::give_secret(std::move(v), pts, pts_len);                                           \
+    });                                                                                                     \
+  }                                                                                                         \
+  __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _server_answer_blocked)(           \
+      void* server, void* pp, const uint8_t* query, size_t query_len, uint32_t blocks, uint8_t** resps,     \
+      size_t* resps_len, double* stage_seconds_or_null) {                                                   \
+    return ::spiralpir::capi::guarded([&] {                                                                 \
+      auto& s = ::spiralpir::capi::deref<::spiralpir::Server<PARAMS>>(server, "server_answer_blocked");    \
+      auto& p = ::spiralpir::capi::deref<::spiralpir::PublicParams<PARAMS>>(pp, "server_answer_blocked");  \
+      ::spiralpir::capi::give(s.answer_blocked(p, query, query_len, blocks, stage_seconds_or_null), resps,  \
+                              resps_len);                                                                   \
     });                                                                                                     \
   }                                                                                                         \
   __attribute__((visibility("default"))) void SPIRALPIR_CAPI_CAT(PREFIX, _prepared_free)(void* prepared) { \

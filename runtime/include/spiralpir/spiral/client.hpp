@@ -73,6 +73,19 @@ class Client {
     else return stream_query(item, rng);
   }
 
+  /// A blocked query (ClientCore::query_blocked; Server::answer_blocked answers it): the spiral
+  /// variant only, whose computation database is P's own.
+  std::vector<std::uint8_t> query_blocked(const std::uint64_t* rows, std::size_t blocks, std::uint64_t column) {
+    return query_blocked(rows, blocks, column, rng_);
+  }
+  std::vector<std::uint8_t> query_blocked(const std::uint64_t* rows, std::size_t blocks, std::uint64_t column,
+                                          Csprng& rng) const {
+    if constexpr (V::pack || V::stream)
+      throw ArgumentError("query_blocked: the spiral variant only, not " + std::string(variant_name(P::variant)));
+    else
+      return comp_.query_blocked(rows, blocks, column, rng);
+  }
+
   /// Decodes a response into the plaintexts (one per instance, pt_bytes each, concatenated).
   std::vector<std::uint8_t> decode_plaintexts(const std::uint8_t* buf, std::size_t len) const {
     return outer().decode_plaintexts(buf, len);

@@ -74,14 +74,23 @@ class ClientCore {
   /// The query polynomial (before encryption) for an item: every position written, with masks.
   static Pc query_message(std::uint64_t item) {
     const auto loc = ItemLocation<P>::of(item);
+    return query_message(&loc.i, 1, loc.j);
+  }
+  /// The same selecting `count` rows of the first dimension (each with the weight of one) and
+  /// GSW bits encoding `column`: every position written, with masks.
+  static Pc query_message(const std::uint64_t* rows, std::size_t count, std::uint64_t column) {
     const u128 q = D::q;
     SecretVector<u128> m(D::d, 0);
     const u128 inv_left = inv_mod128(pow2_mod128(D::rounds, q), q);
     const u128 inv_right = inv_mod128(pow2_mod128(D::rounds_right, q), q);
     const u128 first = mulmod_u128(D::delta % q, inv_left, q);
-    for (std::uint64_t x = 0; x < D::dim0; ++x) m[2 * x] = ct::select128(ct::eq_mask(x, loc.i), first, 0);
+    for (std::uint64_t x = 0; x < D::dim0; ++x) {
+      std::uint64_t hit = 0;
+      for (std::size_t b = 0; b < count; ++b) hit |= ct::eq_mask(x, rows[b]);
+      m[2 * x] = ct::select128(hit, first, 0);
+    }
     for (unsigned f = 0; f < P::nu_2; ++f) {
-      const std::uint64_t bit = 0 - ((loc.j >> (P::nu_2 - 1 - f)) & 1);  // a mask
+      const std::uint64_t bit = 0 - ((column >> (P::nu_2 - 1 - f)) & 1);  // a mask
       for (unsigned k = 0; k < P::t_gsw; ++k) {
         const std::size_t g = std::size_t{f} * P::t_gsw + k;
         const u128 zk = pow2_mod128(D::bits_gsw * k, q);
@@ -102,19 +111,26 @@ class ClientCore {
     if (!index_in_range(item, D::num_items))
       throw ArgumentError("query: index " + std::to_string(item) + " out of range (capacity " +
                           std::to_string(D::num_items) + ")");
-    Seed seed;
-    rng.fill(seed.data(), seed.size());
-    SPIRALPIR_CT_PUBLIC(seed.data(), seed.size());  // sent in the clear: the random row's seed
-    const GaussianSampler g(P::noise_width);
-    Pn m = to_ntt(query_message(item));
-    Pn b = rlwe::regev_body<R>(uniform_poly_ntt<R>(seed, 0), sk_.s_reg_ntt, rng, g, &m);
-    m.wipe();
-    std::vector<std::uint8_t> out(D::query_bytes, 0);
-    write_header<P>(out.data(), ObjectKind::query, D::query_bytes - kHeaderBytes);
-    std::memcpy(out.data() + kHeaderBytes, seed.data(), 32);
-    BitWriter w(out.data() + kHeaderBytes + 32);
-    rlwe::put_poly_q<R>(w, from_ntt(std::move(b)), D::q_bits);
-    return out;
+    return encrypt(query_message(item), rng);
+  }
+
+  /// A blocked query (FORMATS.md §11): the first dimension's 2^nu_1 rows split into `blocks`
+  /// equal blocks, rows[b] the row selected in block b, `column` the folded index; answered by
+  /// Server::answer_blocked. Its size and format are those of an ordinary query.
+  std::vector<std::uint8_t> query_blocked(const std::uint64_t* rows, std::size_t blocks, std::uint64_t column,
+                                          Csprng& rng) const {
+    if (blocks == 0 || blocks > D::dim0 || D::dim0 % blocks != 0)
+      throw ArgumentError("query_blocked: " + std::to_string(blocks) + " row blocks do not divide the " +
+                          std::to_string(D::dim0) + " rows");
+    if (rows == nullptr) throw ArgumentError("query_blocked: null rows");
+    const std::uint64_t per = D::dim0 / blocks;
+    std::uint64_t ok = ct::lt_mask(column, D::dim_rest);
+    for (std::size_t b = 0; b < blocks; ++b) ok &= ct::lt_mask(rows[b] - b * per, per);  // wraps below the block
+    SPIRALPIR_CT_PUBLIC(&ok, sizeof ok);
+    if (ok == 0)
+      throw ArgumentError("query_blocked: a row outside its block (" + std::to_string(per) +
+                          " rows each) or a column not below " + std::to_string(D::dim_rest));
+    return encrypt(query_message(rows, blocks, column), rng);
   }
 
   /// Decodes a response into the plaintexts (one per instance, pt_bytes each, concatenated).
@@ -200,6 +216,22 @@ class ClientCore {
   }
 
  private:
+  /// the seed-compressed scalar Regev encryption of a query message (wiped after use)
+  std::vector<std::uint8_t> encrypt(Pc message, Csprng& rng) const {
+    Seed seed;
+    rng.fill(seed.data(), seed.size());
+    SPIRALPIR_CT_PUBLIC(seed.data(), seed.size());  // sent in the clear: the random row's seed
+    const GaussianSampler g(P::noise_width);
+    Pn m = to_ntt(std::move(message));
+    Pn b = rlwe::regev_body<R>(uniform_poly_ntt<R>(seed, 0), sk_.s_reg_ntt, rng, g, &m);
+    m.wipe();
+    std::vector<std::uint8_t> out(D::query_bytes, 0);
+    write_header<P>(out.data(), ObjectKind::query, D::query_bytes - kHeaderBytes);
+    std::memcpy(out.data() + kHeaderBytes, seed.data(), 32);
+    BitWriter w(out.data() + kHeaderBytes + 32);
+    rlwe::put_poly_q<R>(w, from_ntt(std::move(b)), D::q_bits);
+    return out;
+  }
   static u128 mulmod_u128(u128 a, u128 b, u128 q) {
     u128 r = 0;
     a %= q;

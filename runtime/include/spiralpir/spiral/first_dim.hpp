@@ -33,6 +33,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -310,7 +311,7 @@ struct FirstDim {
     return since;
   }
 
-  /// One task's passes (AVX-512): `pass_len` values of i at a time, every block of folding
+  /// One task's passes (AVX-512) over i in [lo, hi): `pass_len` values of i at a time, every block of folding
   /// indices in turn, so the pass's query vectors (≤ kPassBytes) stay in L1 while the blocks stream
   /// their pieces; the accumulators of all J indices wait in `accs` (L1/L2) between passes. (One
   /// block over the whole i range instead re-reads an L2-sized query slice from L2 for every
@@ -318,18 +319,19 @@ struct FirstDim {
   /// first dimension at 2^14 × 100 KB streamed 10.8 GB/s that way, 11.4 in passes.)
   template <std::size_t W>
   __attribute__((target("avx512f"))) static void task_avx512(std::uint64_t* accs, const std::uint32_t* q, const DB& db,
-                                                              std::size_t inst, std::size_t g, std::size_t zt) {
+                                                              std::size_t inst, std::size_t g, std::size_t zt,
+                                                              std::size_t lo, std::size_t hi) {
     constexpr std::size_t nb = DB::jblock(W), step = nb * NN * W * kLanes, per_block = nb * RK * W * kLanes;
     constexpr std::size_t pass = pass_len(W);
     std::fill(accs, accs + J * RK * W * kLanes, std::uint64_t{0});
     std::size_t since = 0;  // values of i added since the accumulators were last folded
-    for (std::size_t i0 = 0; i0 < I; i0 += pass) {
-      const std::size_t count = std::min(pass, I - i0);
+    for (std::size_t i0 = lo; i0 < hi; i0 += pass) {
+      const std::size_t count = std::min(pass, hi - i0);
       std::size_t after = since;
       for (std::size_t j0 = 0; j0 < J; j0 += nb) {
         const std::uint32_t* next = j0 + nb < J ? db.block_words(inst, g, zt, j0 + nb) + i0 * step
-                                    : i0 + count < I ? db.block_words(inst, g, zt, 0) + (i0 + count) * step
-                                                     : nullptr;
+                                    : i0 + count < hi ? db.block_words(inst, g, zt, 0) + (i0 + count) * step
+                                                      : nullptr;
         after = kernel_avx512<W, nb>(accs + (j0 / nb) * per_block, q + i0 * RK * W * kLanes,
                                      db.block_words(inst, g, zt, j0) + i0 * step, count, next, since, g);
       }
@@ -409,10 +411,24 @@ struct FirstDim {
   /// L2 instead of re-reading it from memory; an implicit benchmark database is walked
   /// instance-major instead, since tile-major would re-read its repeated instances from cache.
   static std::vector<MatN> run(const Query& query, const DB& db, unsigned threads, bool avx512 = use_avx512()) {
+    return run_blocks(query, db, threads, 1, avx512);
+  }
+
+  /// The first dimension split into `blocks` equal ranges of i (row blocks; blocks | 2^nu_1):
+  /// out[(b·instances + inst)·J + j] = Σ_{i in block b} C_i · D[i][j]. The same multiply-adds as
+  /// run(), in the same tasks (each walks its slice of the database once, block after block);
+  /// blocks = 1 is run(). A query with one selected row per block gets every block's plaintext
+  /// of one column from one pass (the keyword table's candidate bins, FORMATS.md §11).
+  static std::vector<MatN> run_blocks(const Query& query, const DB& db, unsigned threads, std::size_t blocks,
+                                      bool avx512 = use_avx512()) {
     if (query.empty()) throw ArgumentError("first dimension: empty query");
+    if (blocks == 0 || blocks > I || I % blocks != 0)
+      throw ArgumentError("first dimension: " + std::to_string(blocks) + " row blocks do not divide the " +
+                          std::to_string(I) + " rows");
+    const std::size_t rows = I / blocks, per = D::instances * J;
     std::vector<MatN> out;  // every word is written by the tasks below: not zeroed first
-    out.reserve(D::instances * J);
-    for (std::size_t x = 0; x < D::instances * J; ++x) out.push_back(MatN::uninitialised(n + 1, n));
+    out.reserve(blocks * per);
+    for (std::size_t x = 0; x < blocks * per; ++x) out.push_back(MatN::uninitialised(n + 1, n));
 #ifndef SPIRALPIR_FIRSTDIM_X86
     avx512 = false;
 #endif
@@ -427,37 +443,40 @@ struct FirstDim {
       thread_local AlignedBuffer<std::uint64_t> acc_buf;     // every block's, J·RK·W·8 words
       if (acc_buf.size() < J * RK * kMaxW * kLanes) acc_buf = AlignedBuffer<std::uint64_t>(J * RK * kMaxW * kLanes);
       std::uint64_t* const accs = acc_buf.data();
+      for (std::size_t blk = 0; blk < blocks; ++blk) {
+        const std::size_t lo = blk * rows, hi = lo + rows;
 #ifdef SPIRALPIR_FIRSTDIM_X86
-      if (avx512) {
-        if (wd == 2) {
-          if constexpr (kMaxW == 2) task_avx512<2>(accs, qz, db, inst, g, zt);
-        } else if constexpr (NP % 2 == 1) {
-          task_avx512<1>(accs, qz, db, inst, g, zt);
-        }
-      } else
+        if (avx512) {
+          if (wd == 2) {
+            if constexpr (kMaxW == 2) task_avx512<2>(accs, qz, db, inst, g, zt, lo, hi);
+          } else if constexpr (NP % 2 == 1) {
+            task_avx512<1>(accs, qz, db, inst, g, zt, lo, hi);
+          }
+        } else
 #endif
-      {
-        for (std::size_t j0 = 0; j0 < J; j0 += nb) {
-          std::uint64_t* acc = accs + (j0 / nb) * per_block;
-          std::fill(acc, acc + per_block, std::uint64_t{0});
-          for (std::size_t i0 = 0; i0 < I; i0 += kChunk) {
-            const std::size_t i1 = std::min(I, i0 + kChunk);
-            kernel_portable(acc, qz, db.block_words(inst, g, zt, j0), wd, nb, i0, i1);
-            if (i1 < I) squeeze(acc, g, nb);
+        {
+          for (std::size_t j0 = 0; j0 < J; j0 += nb) {
+            std::uint64_t* acc = accs + (j0 / nb) * per_block;
+            std::fill(acc, acc + per_block, std::uint64_t{0});
+            for (std::size_t i0 = lo; i0 < hi; i0 += kChunk) {
+              const std::size_t i1 = std::min(hi, i0 + kChunk);
+              kernel_portable(acc, qz, db.block_words(inst, g, zt, j0), wd, nb, i0, i1);
+              if (i1 < hi) squeeze(acc, g, nb);
+            }
           }
         }
-      }
-      for (std::size_t j0 = 0; j0 < J; j0 += nb) {
-        std::uint64_t* const acc = accs + (j0 / nb) * per_block;
-        for (std::size_t b = 0; b < nb; ++b) {
-          MatN& o = out[inst * J + j0 + b];
-          for (unsigned r = 0; r <= n; ++r)
-            for (unsigned c = 0; c < n; ++c)
-              for (std::size_t h = 0; h < wd; ++h) {
-                const std::size_t prime = DB::group_prime(g) + h;
-                reduce_store(o.at(r, c).residue(prime) + zt * kLanes, acc + ((b * RK + r * n + c) * wd + h) * kLanes, prime,
-                             avx512);
-              }
+        for (std::size_t j0 = 0; j0 < J; j0 += nb) {
+          std::uint64_t* const acc = accs + (j0 / nb) * per_block;
+          for (std::size_t b = 0; b < nb; ++b) {
+            MatN& o = out[blk * per + inst * J + j0 + b];
+            for (unsigned r = 0; r <= n; ++r)
+              for (unsigned c = 0; c < n; ++c)
+                for (std::size_t h = 0; h < wd; ++h) {
+                  const std::size_t prime = DB::group_prime(g) + h;
+                  reduce_store(o.at(r, c).residue(prime) + zt * kLanes, acc + ((b * RK + r * n + c) * wd + h) * kLanes,
+                               prime, avx512);
+                }
+          }
         }
       }
 #ifdef SPIRALPIR_FIRSTDIM_X86

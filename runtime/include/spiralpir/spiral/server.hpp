@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -119,6 +120,55 @@ class Server {
   }
   std::vector<std::uint8_t> answer_prepared(const PreparedQuery<P>& pq, double* stage_seconds = nullptr) const {
     return answer_prepared(pq, *db_, stage_seconds);
+  }
+
+  /// A blocked answer (FORMATS.md §11): the first dimension split into `blocks` row blocks
+  /// (FirstDim::run_blocks), each block's J results folded with the query's one set of GSW cts
+  /// and modulus-switched: `blocks` responses, concatenated, each of the standard size and
+  /// decoding to the plaintext at (the query's row in that block, its column). Expansion and
+  /// conversion run once, the first dimension once over the database; folding and modulus
+  /// switching once per block. blocks = 1 is answer(). The spiral variant only (the others'
+  /// queries do not select rows of one computation database this way).
+  /// stage_seconds: kNumStages values, folding and modswitch summed over the blocks.
+  std::vector<std::uint8_t> answer_blocked(const PublicParams<P>& pp, const std::uint8_t* query, std::size_t len,
+                                           std::size_t blocks, double* stage_seconds = nullptr) const {
+    if constexpr (V::pack || V::stream) {
+      throw ArgumentError("answer_blocked: the spiral variant only, not " + std::string(variant_name(P::variant)));
+    } else {
+      if (query == nullptr && len != 0) throw ArgumentError("answer_blocked: null query buffer");
+      if (!db_->loaded()) throw ArgumentError("answer_blocked: no database loaded");
+      using clock = std::chrono::steady_clock;
+      using S = ServerStages<C>;
+      const PreparedQuery<P> pq = prepare(pp, query, len);
+      double secs[3] = {};
+      auto t0 = clock::now();
+      auto lap = [&](int s) {
+        const auto t1 = clock::now();
+        secs[s] += std::chrono::duration<double>(t1 - t0).count();
+        t0 = t1;
+      };
+      std::vector<MatN> all = FirstDim<C>::run_blocks(pq.first, *db_, threads_, blocks);
+      db_->check_intact();
+      lap(0);
+      const std::size_t per = D::instances * D::dim_rest;
+      std::vector<std::uint8_t> out;
+      out.reserve(blocks * D::response_bytes);
+      for (std::size_t b = 0; b < blocks; ++b) {
+        std::vector<MatN> cts(std::make_move_iterator(all.begin() + static_cast<std::ptrdiff_t>(b * per)),
+                              std::make_move_iterator(all.begin() + static_cast<std::ptrdiff_t>((b + 1) * per)));
+        S::fold(cts, pq.gsw, threads_);
+        lap(1);
+        const std::vector<std::uint8_t> resp = ServerStages<P>::modswitch_encode(cts, threads_);
+        out.insert(out.end(), resp.begin(), resp.end());
+        lap(2);
+      }
+      if (stage_seconds) {
+        stage_seconds[0] = pq.seconds[0];
+        stage_seconds[1] = pq.seconds[1];
+        for (int s = 0; s < 3; ++s) stage_seconds[2 + s] = secs[s];
+      }
+      return out;
+    }
   }
 
   std::vector<std::uint8_t> answer(const std::string& client_id, const std::uint8_t* query, std::size_t len,
