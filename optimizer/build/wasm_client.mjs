@@ -252,6 +252,12 @@ export class Client {
       throw new SpiralpirError(`the server at ${base} runs the ${info.ci ? "CI-sized twin" : "full build"} ` +
         `of '${BUILD}', this client the ${CI ? "CI-sized twin" : "full build"}`);
     }
+    const kind = info.batch ? "batches of records (POST /v1/batch)" : info.keyword
+      ? "values by key" : (info.blocks?.length ?? 1) > 1 ? `${info.blocks.length} streamed blocks` : null;
+    if (kind) {
+      throw new SpiralpirError(`the server at ${base} answers ${kind}, which this browser client ` +
+        "does not do yet: use `spiralpir query`");
+    }
     if (!["fixed", "length-prefixed", undefined].includes(info.values)) {
       throw new SpiralpirError(`the server stores values as ${JSON.stringify(info.values)}, which this client does not know`);
     }

@@ -58,7 +58,8 @@ def find_emxx() -> Compiler:
     """$EMXX, else em++ on PATH; an error saying how to get it otherwise."""
     env = os.environ.get("EMXX")
     if env and shutil.which(env) is None:
-        raise SpiralpirError(f"$EMXX is '{env}', which is not an executable on PATH")
+        raise SpiralpirError(f"$EMXX is '{env}', which is not an executable on PATH: "
+                             f"{EMXX_HINT}")
     path = env or shutil.which("em++")
     if path is None:
         raise SpiralpirError(f"no em++ on PATH to build the WebAssembly client: {EMXX_HINT}")

@@ -39,7 +39,7 @@ CONTENT_TYPES = {".mjs": "text/javascript", ".js": "text/javascript", ".wasm": "
 WARMUP = 3
 
 # in the page: per-operation seconds, `trials` samples of `reps` operations each
-WASM_BENCH = """async ([trials, reps, response]) => {
+WASM_BENCH = """async ([trials, reps, warmup, response]) => {
   const { loadCore } = await import("/wasm/client.mjs");
   const core = await loadCore();
   const resp = new Uint8Array(response);
@@ -51,18 +51,18 @@ WASM_BENCH = """async ([trials, reps, response]) => {
     for (let r = 0; r < reps; r++) f(r);
     out[name].push((performance.now() - t0) / 1e3 / reps);
   };
-  for (let t = 0; t < trials + %d; t++) {
+  for (let t = 0; t < trials + warmup; t++) {
     time("keygen", 1, () => { const k = core.newKeys(); k.publicParams(); k.close(); });
   }
   const keys = core.newKeys();
-  for (let t = 0; t < trials + %d; t++) {
-    time("query_gen", reps, (r) => keys.query((t * reps + r) %% n));
-    time("decode", reps, (r) => keys.decode(r %% n, resp, size));
+  for (let t = 0; t < trials + warmup; t++) {
+    time("query_gen", reps, (r) => keys.query((t * reps + r) % n));
+    time("decode", reps, (r) => keys.decode(r % n, resp, size));
   }
   keys.close();
-  for (const k in out) out[k] = out[k].slice(%d);
+  for (const k in out) out[k] = out[k].slice(warmup);
   return out;
-}""" % (WARMUP, WARMUP, WARMUP)
+}"""
 
 
 def zero_response(params: dict[str, Any]) -> bytes:
@@ -118,7 +118,8 @@ def in_browser(browser: Any, client: wasm_client.WasmClient, trials: int, reps: 
     page = ctx.new_page()
     serve_files(page, client.files())
     page.goto(ORIGIN + "/")
-    out: dict[str, list[float]] = page.evaluate(WASM_BENCH, [trials, reps, list(response)])
+    out: dict[str, list[float]] = page.evaluate(WASM_BENCH, [trials, reps, WARMUP,
+                                                                   list(response)])
     ctx.close()
     return out
 

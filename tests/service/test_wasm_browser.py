@@ -259,3 +259,26 @@ def test_security_headers(wasm_demo: wasm_client.WasmClient, sample_db: Path,
     finally:
         srv.stop()
         cors.stop()
+
+
+def test_no_keys_without_web_crypto(wasm_demo: wasm_client.WasmClient, sample_db: Path,
+                                    browser: Any, tmp_path: Path) -> None:
+    """Without crypto.getRandomValues the client makes no keys (no weaker randomness)."""
+    srv = page_server(sample_db, tmp_path / "server.log")
+    ctx = browser.new_context()
+    ctx.add_init_script("Object.defineProperty(Crypto.prototype, 'getRandomValues', "
+                        "{value: undefined});")
+    try:
+        record, error, _ = look_up(ctx.new_page(), f"{srv.url}/?index=5")
+        assert record == "" and "no crypto.getRandomValues" in error, error
+    finally:
+        ctx.close()
+        srv.stop()
+
+
+def test_wasm_build_is_kept(wasm_demo: wasm_client.WasmClient) -> None:
+    """A second build with the same inputs compiles nothing (build.json)."""
+    before = {p: p.stat().st_mtime_ns for p in wasm_demo.files().values()}
+    again = wasm_client.build_wasm_client(DEMO, builder.build_root() / "wasm-objects")
+    assert again == wasm_demo
+    assert {p: p.stat().st_mtime_ns for p in again.files().values()} == before
