@@ -10,8 +10,7 @@ from typing import Any
 import click
 from spiralpir.optimizer.build import builder, wasm_client
 from spiralpir.optimizer.errors import SpiralpirError
-from spiralpir.optimizer.service.http_server import Page
-from spiralpir.optimizer.service.web_page import check_origin
+from spiralpir.optimizer.service.web_page import Page, check_origin
 
 
 def page_options(f: Callable[..., Any]) -> Callable[..., Any]:

@@ -25,11 +25,10 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from http import HTTPStatus
-from pathlib import Path
 from typing import Any
 
 from aiohttp import ClientPayloadError, web
@@ -46,7 +45,7 @@ from spiralpir.optimizer.service.pir_server import (
     UnknownClient,
 )
 from spiralpir.optimizer.service.sessions import StreamSession, UnknownStream
-from spiralpir.optimizer.service.web_page import page_routes, security_middleware
+from spiralpir.optimizer.service.web_page import Page, page_routes, security_middleware
 
 # seconds between returns of freed memory to the system while the server is idle
 TRIM_PERIOD = 5.0
@@ -148,16 +147,6 @@ def access_line(request: Any, resp: Any, seconds: float) -> str:
     peer = request.remote or "-"
     return (f"{peer} {request.method} {one_line(request.path, 120)} {resp.status} {size} B "
             f"{seconds:.3f} s")
-
-
-@dataclass(frozen=True)
-class Page:
-    """What web_page.py serves besides the API: the page at / (if `enabled`), the built
-    WebAssembly client's files by name (None: not built), the origins allowed by CORS."""
-
-    enabled: bool = False
-    wasm_files: Mapping[str, Path] | None = None
-    cors_origins: tuple[str, ...] = ()
 
 
 def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None,

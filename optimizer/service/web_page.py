@@ -12,6 +12,7 @@ origins allowed to call the API (``serve --cors-origin ORIGIN``, or ``*``).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,16 @@ SECURITY_HEADERS = {
 }
 CORS_ALLOW_HEADERS = ", ".join(("Content-Type", api.CLIENT_HEADER, api.MIN_VERSION_HEADER))
 CORS_EXPOSE_HEADERS = ", ".join((*api.STREAM_HEADERS, api.VERSION_HEADER, "Retry-After"))
+
+
+@dataclass(frozen=True)
+class Page:
+    """What a server serves besides the API: the page at / (if `enabled`), the built
+    WebAssembly client's files by name (None: not built), the origins allowed by CORS."""
+
+    enabled: bool = False
+    wasm_files: Mapping[str, Path] | None = None
+    cors_origins: tuple[str, ...] = ()
 
 
 def check_origin(origin: str) -> str:
