@@ -4,13 +4,15 @@
 //   import { Client } from "/wasm/client.mjs";
 //   const c = await Client.connect(url);     // GET /v1/params; keys from IndexedDB or new
 //   const record = await c.get(index);      // Uint8Array: the record (a value's exact bytes)
-//   c.lastLookup                            // sizes and seconds of the last get()
+//   const records = await c.getMany([3, 17, 3]);  // a batch server: one request (POST /v1/batch)
+//   c.lastLookup                            // sizes and seconds of the last get()/getMany()
 //   c.close();
 //
 // The secret keys never leave the page: IndexedDB (database "spiralpir", one entry per server
 // URL, build and parameters) keeps them and the client id the server assigned, so the public
 // parameters are uploaded once per server; a server that no longer knows the id (restarted,
 // evicted it) gets them again, transparently. Randomness: crypto.getRandomValues only.
+import { BucketTable, layoutOf, pack, place, randomBelow, unpack } from "./batch.mjs";
 import createSpiralpirModule from "__SPIRALPIR_LOADER__";
 
 const PREFIX = "__SPIRALPIR_PREFIX__"; // the C ABI's prefix
@@ -238,6 +240,7 @@ export class Client {
     this.persistent = db !== null;
     this.lastLookup = null;
     this.retries = { busy: 0, setup: 0 };
+    this.batch = info.batch ? null : undefined; // a batch server's BucketTable, made on first use
   }
 
   /** A client of the server at `url` (default: this page's origin). */
@@ -252,8 +255,8 @@ export class Client {
       throw new SpiralpirError(`the server at ${base} runs the ${info.ci ? "CI-sized twin" : "full build"} ` +
         `of '${BUILD}', this client the ${CI ? "CI-sized twin" : "full build"}`);
     }
-    const kind = info.batch ? "batches of records (POST /v1/batch)" : info.keyword
-      ? "values by key" : (info.blocks?.length ?? 1) > 1 ? `${info.blocks.length} streamed blocks` : null;
+    const kind = info.keyword ? "values by key"
+      : (info.blocks?.length ?? 1) > 1 ? `${info.blocks.length} streamed blocks` : null;
     if (kind) {
       throw new SpiralpirError(`the server at ${base} answers ${kind}, which this browser client ` +
         "does not do yet: use `spiralpir query`");
@@ -311,42 +314,106 @@ export class Client {
     }
   }
 
-  /** Record `index`, retrieved without the server learning `index`. */
-  async get(index) {
+  checkIndex(index) {
     if (!Number.isSafeInteger(index) || index < 0 || index >= this.numRecords) {
       throw new SpiralpirError(`index ${index} out of range: the server holds ${this.numRecords} ` +
         `records (0 .. ${this.numRecords - 1})`);
     }
+  }
+
+  /** POST a query body for our client id; while the server does not know the id (restarted,
+   * evicted us), upload the public parameters again and resend. [reply, bytes uploaded] */
+  async postQuery(path, body) {
+    let uploaded = 0;
+    for (let attempt = 0; ; attempt++) {
+      const r = await this.send(path, body, { [CLIENT_HEADER]: this.entry.clientId });
+      if (r.status !== 404 || attempt === RETRIES) {
+        if (r.status !== 200) await replyJson(r, this.url + path);
+        return [r, uploaded];
+      }
+      this.retries.setup++;
+      this.entry = { ...this.entry, clientId: null };
+      uploaded += await this.setup();
+    }
+  }
+
+  record(slot, response, index) {
+    const record = this.keys.decode(slot, response, this.recordSize);
+    return this.values === "length-prefixed" ? unframe(record, index) : record;
+  }
+
+  figures(r, fields, times) {
+    const server = Number.parseFloat(r.headers.get(SECONDS_HEADER) ?? "NaN");
+    const [t0, t1, t2, t3] = times;
+    this.lastLookup = { ...fields,
+      seconds: { query_gen: (t1 - t0) / 1e3, round_trip: (t2 - t1) / 1e3,
+        decode: (t3 - t2) / 1e3, server: Number.isFinite(server) ? server : null } };
+  }
+
+  /** Record `index`, retrieved without the server learning `index`. */
+  async get(index) {
+    if (this.batch !== undefined) {
+      throw new SpiralpirError(`the server at ${this.url} keeps its records in the buckets of a ` +
+        "batch build: fetch them with getMany([...])");
+    }
+    this.checkIndex(index);
     let uploaded = await this.setup(); // before the clock: the round trip is the query's alone
     const t0 = performance.now();
     const q = this.keys.query(index);
     const t1 = performance.now();
-    let r;
-    for (let attempt = 0; ; attempt++) {
-      r = await this.send("/v1/query", q, { [CLIENT_HEADER]: this.entry.clientId });
-      if (r.status !== 404 || attempt === RETRIES) break;
-      this.retries.setup++; // the server forgot our id (restart, eviction): upload again
-      this.entry = { ...this.entry, clientId: null };
-      uploaded += await this.setup();
-    }
-    if (r.status !== 200) await replyJson(r, `${this.url}/v1/query`);
+    const [r, again] = await this.postQuery("/v1/query", q);
+    uploaded += again;
     const resp = new Uint8Array(await r.arrayBuffer());
     const t2 = performance.now();
     if (resp.length > this.responseBytes) {
       throw new SpiralpirError(`the server's response has ${resp.length} bytes, more than the ` +
         `build's ${this.responseBytes}`);
     }
-    let record = this.keys.decode(index, resp, this.recordSize);
-    if (this.values === "length-prefixed") record = unframe(record, index);
-    const t3 = performance.now();
-    const server = Number.parseFloat(r.headers.get(SECONDS_HEADER) ?? "NaN");
-    this.lastLookup = {
-      index, recordBytes: record.length, queryBytes: q.length, responseBytes: resp.length,
-      publicParamsBytesUploaded: uploaded,
-      seconds: { query_gen: (t1 - t0) / 1e3, round_trip: (t2 - t1) / 1e3,
-        decode: (t3 - t2) / 1e3, server: Number.isFinite(server) ? server : null },
-    };
+    const record = this.record(index, resp, index);
+    this.figures(r, { index, recordBytes: record.length, queryBytes: q.length,
+      responseBytes: resp.length, publicParamsBytesUploaded: uploaded }, [t0, t1, t2,
+      performance.now()]);
     return record;
+  }
+
+  /** Records `indices` (in that order, duplicates allowed) from a batch server in one
+   * request: a query for every bucket, real where a wanted index was placed, otherwise for a
+   * random slot, so the request looks the same whichever indices were asked. */
+  async getMany(indices) {
+    if (this.batch === undefined) {
+      throw new SpiralpirError(`the server at ${this.url} holds one database, not a batch ` +
+        "build: fetch its records with get(index)");
+    }
+    if (!indices.length) throw new SpiralpirError("getMany: no indices to fetch");
+    indices.forEach((i) => this.checkIndex(i));
+    this.batch ??= new BucketTable(layoutOf(this.info, this.core.params.num_records));
+    const { buckets, capacity } = this.batch.layout;
+    const wanted = [...new Set(indices)];
+    let uploaded = await this.setup();
+    const t0 = performance.now();
+    const slots = new Map(); // wanted index -> [bucket, slot]
+    const byBucket = new Map();
+    for (const [i, b] of place(wanted, this.batch)) {
+      const slot = this.batch.position(i, b);
+      slots.set(i, [b, slot]);
+      byBucket.set(b, slot);
+    }
+    const queries = Array.from({ length: buckets }, (_, b) =>
+      this.keys.query(byBucket.has(b) ? byBucket.get(b) : randomBelow(capacity)));
+    const body = pack(queries);
+    const t1 = performance.now();
+    const [r, again] = await this.postQuery("/v1/batch", body);
+    uploaded += again;
+    const reply = new Uint8Array(await r.arrayBuffer());
+    const t2 = performance.now();
+    const responses = unpack(reply, buckets, this.responseBytes);
+    const got = new Map();
+    for (const [i, [b, slot]] of slots) got.set(i, this.record(slot, responses[b], i));
+    const records = indices.map((i) => got.get(i));
+    this.figures(r, { indices: [...indices], buckets, recordBytes: records.reduce((a, x) =>
+      a + x.length, 0), queryBytes: body.length, responseBytes: reply.length,
+    publicParamsBytesUploaded: uploaded }, [t0, t1, t2, performance.now()]);
+    return records;
   }
 
   /** Forget this server's keys here (the next connect makes new ones). */

@@ -7,6 +7,7 @@ portable kernels, compiled by ``em++`` (Debian's ``emscripten``; $EMXX overrides
     spiralpir_NAME.wasm   the code
     spiralpir_NAME.js     Emscripten's loader (an ES module factory)
     client.mjs            the ES module a page imports (wasm/client.mjs, see its header)
+    batch.mjs             its batch layout, placement and framing (getMany)
     build.json            what the files were built from: a later build with the same inputs
                           is skipped
 
@@ -40,6 +41,7 @@ from spiralpir.optimizer.build.client_lib import (
 from spiralpir.optimizer.errors import SpiralpirError
 
 MODULE_TEMPLATE = Path(__file__).with_name("wasm_client.mjs")
+BATCH_MODULE = Path(__file__).with_name("wasm_batch.mjs")  # copied as batch.mjs
 COMPILE_FLAGS = ("-std=c++20", "-O2", "-DNDEBUG", "-Wall", "-Wextra", "-fwasm-exceptions")
 # an ES module factory for browsers and workers, no eval/new Function (the page's CSP allows
 # 'wasm-unsafe-eval' only), no file system, 64-bit arguments as BigInt, memory that grows
@@ -92,8 +94,8 @@ class WasmClient:
 
     def files(self) -> dict[str, Path]:
         """The served files by their name under /wasm/."""
-        return {"client.mjs": self.module, self.loader.name: self.loader,
-                self.wasm.name: self.wasm}
+        return {"client.mjs": self.module, "batch.mjs": self.directory / "batch.mjs",
+                self.loader.name: self.loader, self.wasm.name: self.wasm}
 
 
 def wasm_client(source_dir: Path, ci: bool = False) -> WasmClient:
@@ -115,7 +117,8 @@ def _inputs_hash(cc: Compiler, runtime: Path, source_dir: Path, ci: bool, simd: 
     for part in (cc.identity, _sources_hash(runtime), " ".join(COMPILE_FLAGS + LINK_FLAGS),
                  str(ci), str(simd)):
         h.update(part.encode() + b"\0")
-    for path in (source_dir / "params.hpp", source_dir / "params.json", MODULE_TEMPLATE):
+    for path in (source_dir / "params.hpp", source_dir / "params.json", MODULE_TEMPLATE,
+                 BATCH_MODULE):
         h.update(path.read_bytes() + b"\0")
     return h.hexdigest()
 
@@ -183,7 +186,8 @@ def _build(client: WasmClient, cc: Compiler, runtime: Path, source_dir: Path, in
                       f"-sEXPORTED_FUNCTIONS={exported}", str(obj), *objects,
                       "-o", str(tmp / client.loader.name)], f"linking {client.wasm.name}")
         (tmp / client.module.name).write_text(_module_text(client, source_dir.name, ci))
-        for name in (client.wasm.name, client.loader.name, client.module.name):
+        shutil.copy(BATCH_MODULE, tmp / "batch.mjs")
+        for name in (client.wasm.name, client.loader.name, client.module.name, "batch.mjs"):
             os.replace(tmp / name, client.directory / name)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -23,6 +23,8 @@ import pytest
 import requests
 from service_helpers import DEMO, ServerProcess
 from spiralpir.optimizer.build import builder, wasm_client
+from spiralpir.optimizer.models.bucket_layout import BucketLayout
+from spiralpir.optimizer.models.placement_bound import min_buckets
 from spiralpir.optimizer.service import sample_db as sampledb
 
 pytestmark = pytest.mark.timeout(300)
@@ -220,7 +222,7 @@ def test_security_headers(wasm_demo: wasm_client.WasmClient, sample_db: Path,
                           "--cors-origin", "https://pages.example"], tmp_path / "cors.log")
     try:
         types = {"/": "text/html", "/page.mjs": "text/javascript", "/page.css": "text/css",
-                 "/wasm/client.mjs": "text/javascript",
+                 "/wasm/client.mjs": "text/javascript", "/wasm/batch.mjs": "text/javascript",
                  f"/wasm/{wasm_demo.loader.name}": "text/javascript",
                  f"/wasm/{wasm_demo.wasm.name}": "application/wasm",
                  "/v1/params": "application/json", "/v1/nothing": "application/json"}
@@ -282,3 +284,39 @@ def test_wasm_build_is_kept(wasm_demo: wasm_client.WasmClient) -> None:
     again = wasm_client.build_wasm_client(DEMO, builder.build_root() / "wasm-objects")
     assert again == wasm_demo
     assert {p: p.stat().st_mtime_ns for p in again.files().values()} == before
+
+
+def test_get_many_from_a_batch_server(demo_inst: builder.Instance, page: Any, tmp_path: Path,
+                                      rng: random.Random) -> None:
+    """getMany (and the page, a batch of one) against `serve --ci --batch-layout`: the demo
+    CI twin's databases as the buckets of N random records, each in W of them."""
+    n, w, k, rs = 3000, 4, 16, 32
+    layout = BucketLayout(n, w, min_buckets(k, w), rng.randbytes(16).hex(), 0).sized()
+    (tmp_path / "layout.json").write_text(json.dumps({"batch": layout.to_json()}))
+    data = rng.randbytes(n * rs)
+    (tmp_path / "records.bin").write_bytes(data)
+    srv = ServerProcess(["--build", str(DEMO), "--ci", "--db", str(tmp_path / "records.bin"),
+                         "--batch-layout", str(tmp_path / "layout.json"), "--threads", "1",
+                         "--no-cache", "--page"], tmp_path / "server.log")
+    try:
+        wanted = [*rng.sample(range(n), k - 2), 0, n - 1]
+        wanted += wanted[:3]  # duplicates come back in their places
+        page.goto(srv.url + "/")  # the module runs in the page's origin
+        out = page.evaluate("""async ([url, wanted]) => {
+            const { Client } = await import("/wasm/client.mjs");
+            const c = await Client.connect(url);
+            const records = await c.getMany(wanted);
+            let single;
+            try { await c.get(1); } catch (e) { single = e.message; }
+            return { records: records.map((r) => Array.from(r)), single,
+                     buckets: c.lastLookup.buckets };
+        }""", [srv.url, wanted])
+        for i, got in zip(wanted, out["records"], strict=True):
+            assert bytes(got) == data[i * rs:(i + 1) * rs], i
+        assert out["buckets"] == layout.buckets
+        assert "getMany" in out["single"]
+        i = rng.randrange(n)
+        record, error, _ = look_up(page, f"{srv.url}/?index={i}")
+        assert error == "" and bytes.fromhex(record) == data[i * rs:(i + 1) * rs], error
+    finally:
+        srv.stop()
