@@ -276,7 +276,16 @@ export class Client {
       keys.close();
       entry = await stored(db, key);
     }
-    return new Client(base, info, core, core.loadKeys(entry.state), entry, db);
+    let keys;
+    try {
+      keys = core.loadKeys(entry.state);
+    } catch {
+      // unreadable stored keys are of no use to anyone: new ones replace them
+      keys = core.newKeys();
+      entry = { key, state: keys.save(), clientId: null };
+      await store(db, entry, false);
+    }
+    return new Client(base, info, core, keys, entry, db);
   }
 
   /** Upload the public parameters unless the server has them; the bytes uploaded. */

@@ -176,6 +176,30 @@ def test_server_restart_keeps_the_keys(wasm_demo: wasm_client.WasmClient, sample
         srv.stop()
 
 
+def test_damaged_stored_keys_are_replaced(wasm_demo: wasm_client.WasmClient, sample_db: Path,
+                                          page: Any, tmp_path: Path) -> None:
+    srv = page_server(sample_db, tmp_path / "server.log")
+    try:
+        look_up(page, f"{srv.url}/?index=1")
+        [(key, _, state)] = page.evaluate(STORED)
+        page.evaluate("""async (key) => {
+          const db = await new Promise((ok) => {
+            const r = indexedDB.open("spiralpir", 1); r.onsuccess = () => ok(r.result); });
+          await new Promise((ok, no) => {
+            const r = db.transaction("clients", "readwrite").objectStore("clients")
+              .put({ key, state: new Uint8Array([1, 2, 3]), clientId: null });
+            r.onsuccess = ok; r.onerror = () => no(r.error); });
+          db.close();
+        }""", key)
+        record, error, figures = look_up(page, f"{srv.url}/?index=2")
+        assert error == "" and bytes.fromhex(record) == sample_record(2), error
+        assert uploaded(figures) > 0  # new keys, new public parameters
+        [(key2, client_id, state2)] = page.evaluate(STORED)
+        assert key2 == key and client_id and state2 not in (state, "010203")
+    finally:
+        srv.stop()
+
+
 def test_errors_are_readable_in_the_page(wasm_demo: wasm_client.WasmClient, sample_db: Path,
                                          page: Any, tmp_path: Path) -> None:
     with socket.socket() as s:  # a port nothing listens on
