@@ -45,7 +45,12 @@ from spiralpir.optimizer.service.pir_server import (
     UnknownClient,
 )
 from spiralpir.optimizer.service.sessions import StreamSession, UnknownStream
-from spiralpir.optimizer.service.web_page import Page, page_routes, security_middleware
+from spiralpir.optimizer.service.web_page import (
+    Page,
+    page_routes,
+    preflight_routes,
+    security_middleware,
+)
 
 # seconds between returns of freed memory to the system while the server is idle
 TRIM_PERIOD = 5.0
@@ -500,6 +505,7 @@ def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None,
         app.add_routes([web.post(api.ADMIN_UPDATE, admin_update)])
     if page.enabled:
         app.add_routes(page_routes(page.wasm_files))
+    app.add_routes(preflight_routes(page.cors_origins))
     app.cleanup_ctx.append(sweeper)
     app.on_cleanup.append(on_cleanup)
     return app

@@ -78,20 +78,26 @@ def security_middleware(cors_origins: Iterable[str] = ()) -> Any:
 
     @web.middleware
     async def security(request: Any, handler: Callable[[Any], Any]) -> Any:
-        cors = cors_headers(request)
-        if cors and request.method == "OPTIONS" and \
-                "Access-Control-Request-Method" in request.headers:
-            resp = web.Response(status=204, headers={
-                **cors, "Access-Control-Allow-Methods": "GET, POST, DELETE",
-                "Access-Control-Allow-Headers": CORS_ALLOW_HEADERS,
-                "Access-Control-Max-Age": "600"})
-        else:
-            resp = await handler(request)
+        resp = await handler(request)
         resp.headers.update(SECURITY_HEADERS)
+        cors = cors_headers(request)
         resp.headers.update(cors)
+        if cors and request.method == "OPTIONS":  # a preflight (preflight_routes)
+            resp.headers.update({"Access-Control-Allow-Methods": "GET, POST, DELETE",
+                                 "Access-Control-Allow-Headers": CORS_ALLOW_HEADERS,
+                                 "Access-Control-Max-Age": "600"})
         return resp
 
     return security
+
+
+def preflight_routes(cors_origins: Iterable[str]) -> list[web.RouteDef]:
+    """OPTIONS under /v1/ when some origin is allowed (the middleware adds the CORS headers
+    for an allowed Origin only); without CORS an OPTIONS is a 405 like any other method."""
+    async def preflight(_request: Any) -> web.Response:
+        return web.Response(status=204)
+
+    return [web.route("OPTIONS", "/v1/{path:.*}", preflight)] if tuple(cors_origins) else []
 
 
 def page_routes(wasm_files: Mapping[str, Path] | None) -> list[web.RouteDef]:

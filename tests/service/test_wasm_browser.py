@@ -265,7 +265,7 @@ def test_security_headers(wasm_demo: wasm_client.WasmClient, sample_db: Path,
             wasm_demo.wasm.read_bytes()
         pre = requests.options(srv.url + "/v1/query", timeout=30, headers={
             "Origin": "https://pages.example", "Access-Control-Request-Method": "POST"})
-        assert "Access-Control-Allow-Origin" not in pre.headers
+        assert pre.status_code == 405 and "Access-Control-Allow-Origin" not in pre.headers
         # --cors-origin: that origin may call the API (preflight included), no other
         r = requests.get(cors.url + "/v1/params", headers={"Origin": "https://pages.example"},
                          timeout=30)
@@ -280,6 +280,11 @@ def test_security_headers(wasm_demo: wasm_client.WasmClient, sample_db: Path,
         assert pre.status_code == 204
         assert pre.headers["Access-Control-Allow-Origin"] == "https://pages.example"
         assert "X-Spiralpir-Client-Id" in pre.headers["Access-Control-Allow-Headers"]
+        assert pre.headers["X-Content-Type-Options"] == "nosniff"
+        pre = requests.options(cors.url + "/v1/query", timeout=30, headers={
+            "Origin": "https://elsewhere.example", "Access-Control-Request-Method": "POST"})
+        assert "Access-Control-Allow-Origin" not in pre.headers
+        assert "Access-Control-Allow-Methods" not in pre.headers
         # --no-page (the helper's default for API servers): no page
         assert requests.get(cors.url + "/", timeout=30).status_code == 404
     finally:
