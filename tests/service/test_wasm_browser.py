@@ -90,12 +90,15 @@ def page_server(db: Path, log: Path, port: int = 0, *extra: str) -> ServerProces
 
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
-    """A fresh browser profile (empty IndexedDB) with the entropy spy; page errors fail."""
+    """A fresh browser profile (empty IndexedDB) with the entropy spy; uncaught page errors
+    fail; console errors (a CSP violation, a failed load) are kept in pg.console_errors."""
     ctx = browser.new_context()
     ctx.add_init_script(ENTROPY_SPY)
     pg = ctx.new_page()
     errors: list[str] = []
     pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.console_errors = []
+    pg.on("console", lambda m: pg.console_errors.append(m.text) if m.type == "error" else None)
     yield pg
     ctx.close()
     assert not errors, f"errors in the page: {errors}"
@@ -149,6 +152,7 @@ def test_random_records_in_the_page(wasm_demo: wasm_client.WasmClient, sample_db
             try { await c.get(65536); return "no error"; } catch (e) { return e.message; }
         }""")
         assert "index 65536 out of range" in out_of_range
+        assert page.console_errors == []  # nothing blocked by the CSP, nothing failed to load
     finally:
         srv.stop()
 
