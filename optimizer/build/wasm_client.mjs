@@ -234,7 +234,7 @@ export class Client {
     this.entry = entry; // {key, state, clientId}
     this.db = db;
     this.numRecords = info.num_records;
-    this.recordSize = info.record_size;
+    this.recordSize = info.record_size; // may be below the build's (a file of shorter records)
     this.values = info.values ?? "fixed";
     this.responseBytes = core.params.response_bytes;
     this.persistent = db !== null;
@@ -266,6 +266,14 @@ export class Client {
     }
     const core = await loadCore();
     sameParams(info.params ?? {}, core.params);
+    if (!Number.isSafeInteger(info.num_records) || info.num_records < 1) {
+      throw new SpiralpirError(`the server reports ${JSON.stringify(info.num_records)} records`);
+    }
+    if (!Number.isSafeInteger(info.record_size) || info.record_size < 1 ||
+        info.record_size > core.params.record_size) {
+      throw new SpiralpirError(`the server reports records of ${JSON.stringify(info.record_size)} ` +
+        `bytes; its build holds at most ${core.params.record_size}`);
+    }
     const db = await openDb();
     const key = `${base} ${BUILD} ${core.params.params_hash}`;
     let entry = await stored(db, key);
@@ -347,7 +355,9 @@ export class Client {
   }
 
   record(slot, response, index) {
-    const record = this.keys.decode(slot, response, this.recordSize);
+    // decoded at the build's size, then cut to the server's records (as the native client)
+    const record = this.keys.decode(slot, response, this.core.params.record_size)
+      .slice(0, this.recordSize);
     return this.values === "length-prefixed" ? unframe(record, index) : record;
   }
 
