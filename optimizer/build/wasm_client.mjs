@@ -20,6 +20,7 @@ export const BUILD = "__SPIRALPIR_BUILD__"; // the build this module was compile
 export const CI = "__SPIRALPIR_CI__"; // its CI-sized twin?
 const RETRIES = 4; // resends after a 503 (busy) or an unknown client id
 const MAX_RETRY_AFTER = 30; // seconds
+const TIMEOUT = 600; // seconds for a request and its reply, as the Python client
 const DB_NAME = "spiralpir";
 const DB_STORE = "clients";
 const CLIENT_HEADER = "X-Spiralpir-Client-Id";
@@ -319,7 +320,7 @@ export class Client {
       try {
         r = await fetch(this.url + path, {
           method: "POST", body, headers: { "Content-Type": "application/octet-stream", ...headers },
-          credentials: "same-origin", cache: "no-store",
+          credentials: "same-origin", cache: "no-store", signal: AbortSignal.timeout(TIMEOUT * 1e3),
         });
       } catch (e) {
         throw unreachable(this.url, e);
@@ -450,6 +451,9 @@ export class Client {
 }
 
 function unreachable(url, e) {
+  if (e?.name === "TimeoutError") {
+    return new SpiralpirError(`the server at ${url} did not answer within ${TIMEOUT} s`);
+  }
   return new SpiralpirError(`cannot reach the server at ${url}: ${e?.message ?? e} (is it ` +
     "running, and does this page's Content-Security-Policy allow it?)");
 }
@@ -457,7 +461,8 @@ function unreachable(url, e) {
 async function getJson(base, path) {
   let r;
   try {
-    r = await fetch(base + path, { credentials: "same-origin", cache: "no-store" });
+    r = await fetch(base + path, { credentials: "same-origin", cache: "no-store",
+      signal: AbortSignal.timeout(TIMEOUT * 1e3) });
   } catch (e) {
     throw unreachable(base, e);
   }
