@@ -53,6 +53,7 @@ class Compiler:
     argv: tuple[str, ...]
     label: str
     target: tuple[str, ...]
+    env: tuple[tuple[str, str], ...] = ()  # set for its processes
 
     @property
     def identity(self) -> str:
@@ -131,10 +132,31 @@ def _sources_hash(runtime: Path) -> str:
 
 
 def _compile(cc: Compiler, args: list[str], what: str) -> None:
-    proc = subprocess.run([*cc.argv, *cc.target, *args], capture_output=True, text=True)
+    env = {**os.environ, **dict(cc.env)} if cc.env else None
+    proc = subprocess.run([*cc.argv, *cc.target, *args], capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-40:])
         raise SpiralpirError(f"{cc.label} failed on {what} (exit {proc.returncode}):\n{tail}")
+
+
+def compile_objects(cc: Compiler, units: list[tuple[Path, tuple[str, ...]]], flags: list[str],
+                    objs: Path, log: Callable[[str], None] | None, jobs: int | None) -> None:
+    """Compile each (source, extra flags) unit missing from objs/ into objs/STEM.o, in
+    parallel, under a lock (objs/ is keyed by compiler and sources, shared by builds)."""
+    objs.mkdir(parents=True, exist_ok=True)
+    with file_lock(objs / ".lock"):
+        todo = [(s, f) for s, f in units if not (objs / f"{s.stem}.o").is_file()]
+        if todo and log:
+            log(f"compiling the runtime ({len(todo)} files) with {cc.label}; once per compiler")
+
+        def unit(item: tuple[Path, tuple[str, ...]]) -> None:
+            src, extra = item
+            tmp = objs / f"{src.stem}.o.{os.getpid()}.tmp"
+            _compile(cc, [*flags, *extra, "-c", str(src), "-o", str(tmp)], src.name)
+            os.replace(tmp, objs / f"{src.stem}.o")
+
+        with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as ex:
+            list(ex.map(unit, todo))
 
 
 @dataclass(frozen=True)
@@ -163,22 +185,9 @@ def build_client_library(source_dir: Path, out_dir: Path, objects_root: Path, ci
     include = ("-I", str(runtime / "include"))
     key = hashlib.sha256((cc.identity + _sources_hash(runtime)).encode()).hexdigest()[:16]
     objs = Path(objects_root) / f"runtime-{key}"
-    objs.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    with file_lock(objs / ".lock"):
-        todo = [(s, f) for s, f in _runtime_units(runtime) if not (objs / f"{s.stem}.o").is_file()]
-        if todo and log:
-            log(f"compiling the runtime ({len(todo)} files) with {cc.label}; once per compiler")
-
-        def unit(item: tuple[Path, tuple[str, ...]]) -> None:
-            src, extra = item
-            tmp = objs / f"{src.stem}.o.{os.getpid()}.tmp"
-            _compile(cc, [*COMMON_FLAGS, *extra, *_defines(), *include, "-c", str(src),
-                          "-o", str(tmp)], src.name)
-            os.replace(tmp, objs / f"{src.stem}.o")
-
-        with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as ex:
-            list(ex.map(unit, todo))
+    compile_objects(cc, _runtime_units(runtime), [*COMMON_FLAGS, *_defines(), *include], objs,
+                    log, jobs)
     instance = source_dir / ("instance_ci.cpp" if ci else "instance.cpp")
     if log:
         log(f"compiling {instance.name} of '{name}' and linking {lib.name}")

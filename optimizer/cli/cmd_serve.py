@@ -17,6 +17,7 @@ from pathlib import Path
 import click
 from spiralpir.optimizer.cli.keyword_options import keyword_input_options, keyword_options
 from spiralpir.optimizer.cli.keyword_serve import keyword_server
+from spiralpir.optimizer.cli.serve_page import page_options, prepare_page
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.service import batch_server, db_updates, http_server, pir_server, store
 from spiralpir.optimizer.service import records as database
@@ -88,6 +89,7 @@ from spiralpir.optimizer.service.listener import bind_listener
               "keyword.json); default: the build's keyword.json if it has one (`generate "
               "--keys ...`).")
 @keyword_input_options
+@page_options
 def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...],
           record_size: int | None, fmt: str | None, host: str, port: int, threads: int,
           preprocessed: Path | None, no_cache: bool, max_clients: int | None,
@@ -95,9 +97,11 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
           header_timeout: float, body_timeout: float, max_streams: int, stream_ttl: float,
           quiet: bool, admin_token_file: Path | None, ci: bool, build_dir: Path | None,
           batch_layout: Path | None, keyword_table: Path | None, base64_values: bool,
-          key_column: str, value_column: str) -> None:
+          key_column: str, value_column: str, page: bool,
+          cors_origins: tuple[str, ...]) -> None:
     """Serve DB privately: POST /v1/setup, POST /v1/query, GET /v1/params, GET /v1/health
-    (with --stream: POST /v1/stream, GET /v1/stream/ID/blocks/K, DELETE /v1/stream/ID)."""
+    (with --stream: POST /v1/stream, GET /v1/stream/ID/blocks/K, DELETE /v1/stream/ID), and
+    a lookup page at / (--no-page: none)."""
     if (db_path is None) == (not stream_paths):
         raise SpiralpirError("give either --db FILE or --stream DIR_OR_FILE (repeatable)")
     if admin_token_file is not None and db_path is None:
@@ -194,6 +198,7 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
                    f"{srv.record_size} bytes with build {build.label} (at most {max_streams} "
                    f"stream sessions of ~{each / 1e6:.1f} MB each, idle expiry {stream_ttl:g} s)",
                    err=True)
+    web = prepare_page(source_dir, ci, build_dir, page, cors_origins)
     sized = "" if max_clients is not None else f" (--client-memory {client_memory})"
     # an admitted query holds its client's parameters even after eviction: at most
     # workers + max_queue such sets beyond max_clients
@@ -203,7 +208,8 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
                f"{max_uploads} uploads at once; timeouts: header {header_timeout:g} s, body "
                f"{body_timeout:g} s", err=True)
     try:
-        http_server.run(srv, host, port, workers, limits, sock=sock, quiet=quiet, admin=admin)
+        http_server.run(srv, host, port, workers, limits, sock=sock, quiet=quiet, admin=admin,
+                        page=web)
     finally:
         if admin is not None:  # bring the store to the last version before exiting
             admin.updater.close()

@@ -46,6 +46,12 @@ from spiralpir.optimizer.service.pir_server import (
     UnknownClient,
 )
 from spiralpir.optimizer.service.sessions import StreamSession, UnknownStream
+from spiralpir.optimizer.service.web_page import (
+    Page,
+    page_routes,
+    preflight_routes,
+    security_middleware,
+)
 
 # seconds between returns of freed memory to the system while the server is idle
 TRIM_PERIOD = 5.0
@@ -151,9 +157,11 @@ def access_line(request: Any, resp: Any, seconds: float) -> str:
 
 def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None,
              access_log: Callable[[str], None] | None = None,
-             admin: Admin | None = None) -> web.Application:
+             admin: Admin | None = None, page: Page | None = None) -> web.Application:
     """The HTTP API over server; access_log receives one line per request answered; admin
-    (admin_http.py): the update endpoint, absent without it."""
+    (admin_http.py): the update endpoint, absent without it; page: the page at / and the
+    CORS origins (every reply carries web_page.py's security headers)."""
+    page = page or Page()
     limits = limits or Limits()
     workers = max(1, workers)
     setup_limit = api.body_limit(server.public_params_bytes)
@@ -499,7 +507,7 @@ def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None,
             admin.executor.shutdown(wait=False, cancel_futures=True)
 
     app = web.Application(client_max_size=max(setup_limit, query_limit, batch_limit) + 1024,
-                          middlewares=[guard])
+                          middlewares=[security_middleware(page.cors_origins), guard])
     app.add_routes([
         web.post(api.SETUP, setup),
         web.post(api.QUERY, query),
@@ -513,6 +521,9 @@ def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None,
     ])
     if admin is not None:
         app.add_routes([web.post(api.ADMIN_UPDATE, admin_update)])
+    if page.enabled:
+        app.add_routes(page_routes(page.wasm_files))
+    app.add_routes(preflight_routes(page.cors_origins))
     app.cleanup_ctx.append(sweeper)
     app.on_cleanup.append(on_cleanup)
     return app
@@ -520,11 +531,11 @@ def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None,
 
 def run(server: PirServer, host: str, port: int, workers: int = 2,
         limits: Limits | None = None, sock: socket.socket | None = None,
-        quiet: bool = False, admin: Admin | None = None) -> None:
+        quiet: bool = False, admin: Admin | None = None, page: Page | None = None) -> None:
     """Serve until SIGINT/SIGTERM (when run in the main thread; in another thread it serves
     until the process ends); prints one 'listening on URL' line once bound. `sock`: a socket
     bound earlier (listener.bind_listener) to serve on instead of binding host:port. Each
-    request answered is logged on stderr (access_line) unless quiet."""
+    request answered is logged on stderr (access_line) unless quiet. page: see Page."""
     limits = limits or Limits()
 
     async def main() -> None:
@@ -534,7 +545,7 @@ def run(server: PirServer, host: str, port: int, workers: int = 2,
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.add_signal_handler(sig, stop.set)
         log = None if quiet else (lambda line: print(line, file=sys.stderr, flush=True))
-        runner = web.AppRunner(make_app(server, workers, limits, log, admin), access_log=None,
+        runner = web.AppRunner(make_app(server, workers, limits, log, admin, page), access_log=None,
                                shutdown_timeout=2.0)
         await runner.setup()
         manager = runner.server

@@ -12,6 +12,10 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#ifdef __EMSCRIPTEN__
+#include <emscripten.h>
+#endif
+
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -97,6 +101,22 @@ std::uint64_t fork_generation() noexcept {
 
 }  // namespace
 
+#ifdef __EMSCRIPTEN__
+// WebAssembly has no getrandom: the browser's (or Node's) Web Crypto CSPRNG, at most 65536
+// bytes per call; 1 when it is missing, so that no weaker source is ever used instead.
+EM_JS(int, spiralpir_web_entropy, (std::uint8_t* p, std::size_t n), {
+  if (typeof crypto != 'object' || typeof crypto.getRandomValues != 'function') return 1;
+  for (var i = 0; i < n; i += 65536) {
+    crypto.getRandomValues(HEAPU8.subarray(p + i, p + Math.min(n, i + 65536)));
+  }
+  return 0;
+});
+
+void os_entropy(void* out, std::size_t n) {
+  if (spiralpir_web_entropy(static_cast<std::uint8_t*>(out), n) != 0)
+    throw std::runtime_error("spiralpir: no crypto.getRandomValues in this JavaScript engine");
+}
+#else
 void os_entropy(void* out, std::size_t n) {
   auto* p = static_cast<std::uint8_t*>(out);
   while (n > 0) {
@@ -109,6 +129,7 @@ void os_entropy(void* out, std::size_t n) {
     n -= static_cast<std::size_t>(got);
   }
 }
+#endif
 
 Csprng::Csprng() {
   Seed seed;

@@ -20,11 +20,14 @@ CLI = [sys.executable, "-m", "spiralpir.optimizer.cli"]
 
 
 class ServerProcess:
-    """`spiralpir serve ARGS --port 0` as a child process; url once it listens."""
+    """`spiralpir serve ARGS --port PORT` (0: a free one) as a child process; url once it
+    listens. Without --page among ARGS it serves no page (--no-page): most tests need only the
+    API, and a page would build the WebAssembly client of every build they serve."""
 
-    def __init__(self, args: list[str], log: Path) -> None:
+    def __init__(self, args: list[str], log: Path, port: int = 0) -> None:
         self.log = log
-        self.proc = subprocess.Popen([*CLI, "serve", *args, "--port", "0"],
+        page = [] if "--page" in args else ["--no-page"]
+        self.proc = subprocess.Popen([*CLI, "serve", *args, *page, "--port", str(port)],
                                      stdout=subprocess.PIPE, stderr=open(log, "w"), text=True)
         assert self.proc.stdout is not None
         deadline = time.time() + 600

@@ -1,7 +1,8 @@
 // random.hpp — cryptographic randomness: OS entropy and a ChaCha20 stream (own code).
 //
 // API (namespace spiralpir):
-//   os_entropy(void* out, size_t n)        getrandom(2); throws std::runtime_error on failure
+//   os_entropy(void* out, size_t n)        getrandom(2) (WebAssembly: crypto.getRandomValues);
+//                                          throws std::runtime_error on failure
 //   secure_wipe (core/wipe.hpp)            zero memory with a store the compiler keeps
 //   class Csprng                           ChaCha20 keystream (RFC 8439 block function, 20 rounds,
 //                                          original 64-bit counter / 64-bit nonce layout)

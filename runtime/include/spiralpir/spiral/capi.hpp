@@ -4,6 +4,8 @@
 // database could not be read, written or stopped being intact), else 1 (bad input, out of
 // memory, internal error); either way with a thread-local message from PREFIX_last_error().
 // Buffers returned through uint8_t** are malloc'd; release them with PREFIX_free.
+// SPIRALPIR_DEFINE_CLIENT_C_API(prefix, ParamsType) emits the client's part alone (the functions
+// up to PREFIX_client_decode, and PREFIX_variant): what the WebAssembly client exports.
 //
 //   const char* PREFIX_last_error(void);
 //   void        PREFIX_free(void* buffer);
@@ -126,7 +128,7 @@ T& deref(void* h, const char* what) {
 #define SPIRALPIR_CAPI_CAT_(a, b) a##b
 #define SPIRALPIR_CAPI_CAT(a, b) SPIRALPIR_CAPI_CAT_(a, b)
 
-#define SPIRALPIR_DEFINE_C_API(PREFIX, PARAMS)                                                              \
+#define SPIRALPIR_DEFINE_CLIENT_C_API(PREFIX, PARAMS)                                                       \
   extern "C" {                                                                                              \
   __attribute__((visibility("default"))) const char* SPIRALPIR_CAPI_CAT(PREFIX, _last_error)(void) {       \
     return ::spiralpir::capi::last_error_slot().c_str();                                                    \
@@ -188,6 +190,14 @@ T& deref(void* h, const char* what) {
       c.decode(record_index, resp, resp_len, record_out, record_size);                                      \
     });                                                                                                     \
   }                                                                                                         \
+  __attribute__((visibility("default"))) const char* SPIRALPIR_CAPI_CAT(PREFIX, _variant)(void) {          \
+    return ::spiralpir::variant_name(PARAMS::variant);                                                      \
+  }                                                                                                         \
+  }
+
+#define SPIRALPIR_DEFINE_C_API(PREFIX, PARAMS)                                                              \
+  SPIRALPIR_DEFINE_CLIENT_C_API(PREFIX, PARAMS)                                                             \
+  extern "C" {                                                                                              \
   __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _server_new)(uint32_t threads,     \
                                                                                       void** server) {      \
     return ::spiralpir::capi::guarded([&] {                                                                 \
@@ -242,9 +252,6 @@ T& deref(void* h, const char* what) {
       auto& p = ::spiralpir::capi::deref<::spiralpir::PublicParams<PARAMS>>(pp, "server_answer");          \
       ::spiralpir::capi::give(s.answer(p, query, query_len, stage_seconds_or_null), resp, resp_len);        \
     });                                                                                                     \
-  }                                                                                                         \
-  __attribute__((visibility("default"))) const char* SPIRALPIR_CAPI_CAT(PREFIX, _variant)(void) {          \
-    return ::spiralpir::variant_name(PARAMS::variant);                                                      \
   }                                                                                                         \
   __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _server_prepare)(                  \
       void* server, void* pp, const uint8_t* query, size_t query_len, void** prepared, double* seconds2) {  \

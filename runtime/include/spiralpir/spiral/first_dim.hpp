@@ -353,7 +353,7 @@ struct FirstDim {
   /// next stage much later, so reading their lines first (a cache miss per line of a fresh,
   /// answer-sized output) would only cost time. (Scalar, this epilogue was 6% of vanilla's
   /// first dimension at 2^14 × 100 KB.)
-  static void reduce_store(std::uint64_t* dst, std::uint64_t* acc, std::size_t prime, bool avx512) {
+  static void reduce_store(std::uint64_t* dst, std::uint64_t* acc, std::size_t prime, [[maybe_unused]] bool avx512) {
 #ifdef SPIRALPIR_FIRSTDIM_X86
     if (avx512 && vector_reducible(prime)) return reduce_stream_avx512(dst, acc, prime);
 #endif

@@ -39,8 +39,9 @@ std::string params_canonical_string() {
   }
   kv("moduli", mods);
   char hex[32];
+  // the builtin, not std::bit_cast: Emscripten 3.1's libc++ (the WebAssembly client) lacks it
   std::snprintf(hex, sizeof hex, "0x%016llx",
-                static_cast<unsigned long long>(std::bit_cast<std::uint64_t>(static_cast<double>(P::noise_width))));
+                static_cast<unsigned long long>(__builtin_bit_cast(std::uint64_t, static_cast<double>(P::noise_width))));
   kv("noise_width", hex);
   kv("secret_dist", secret_dist_name(P::secret_dist));
   kv("secret_plus", u(P::secret_plus));
