@@ -13,6 +13,7 @@
 #include <array>
 #include <bit>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "spiralpir/rlwe/regev.hpp"
@@ -72,20 +73,26 @@ class ClientCore {
   }
 
   /// The query polynomial (before encryption) for an item: every position written, with masks.
-  static Pc query_message(std::uint64_t item) {
-    const auto loc = ItemLocation<P>::of(item);
+  static Pc query_message(std::uint64_t item) { return query_message(&item, 1); }
+  /// The packed query polynomial of `count` ≤ G items, item g for bucket g (params.hpp: bucket
+  /// g's selectors at 2(g·dim0 + x), its digits at 2(g·digits + y) + 1; buckets ≥ count get none).
+  static Pc query_message(const std::uint64_t* items, std::size_t count) {
     const u128 q = D::q;
     SecretVector<u128> m(D::d, 0);
     const u128 inv_left = inv_mod128(pow2_mod128(D::rounds, q), q);
     const u128 inv_right = inv_mod128(pow2_mod128(D::rounds_right, q), q);
     const u128 first = mulmod_u128(D::delta % q, inv_left, q);
-    for (std::uint64_t x = 0; x < D::dim0; ++x) m[2 * x] = ct::select128(ct::eq_mask(x, loc.i), first, 0);
-    for (unsigned f = 0; f < P::nu_2; ++f) {
-      const std::uint64_t bit = 0 - ((loc.j >> (P::nu_2 - 1 - f)) & 1);  // a mask
-      for (unsigned k = 0; k < P::t_gsw; ++k) {
-        const std::size_t g = std::size_t{f} * P::t_gsw + k;
-        const u128 zk = pow2_mod128(D::bits_gsw * k, q);
-        m[2 * g + 1] = ct::select128(bit, mulmod_u128(zk, inv_right, q), 0);
+    for (std::size_t bucket = 0; bucket < count; ++bucket) {
+      const auto loc = ItemLocation<P>::of(items[bucket]);
+      const std::size_t x0 = bucket * D::dim0, g0 = bucket * D::num_gsw_digits;
+      for (std::uint64_t x = 0; x < D::dim0; ++x) m[2 * (x0 + x)] = ct::select128(ct::eq_mask(x, loc.i), first, 0);
+      for (unsigned f = 0; f < P::nu_2; ++f) {
+        const std::uint64_t bit = 0 - ((loc.j >> (P::nu_2 - 1 - f)) & 1);  // a mask
+        for (unsigned k = 0; k < P::t_gsw; ++k) {
+          const std::size_t g = g0 + std::size_t{f} * P::t_gsw + k;
+          const u128 zk = pow2_mod128(D::bits_gsw * k, q);
+          m[2 * g + 1] = ct::select128(bit, mulmod_u128(zk, inv_right, q), 0);
+        }
       }
     }
     Pc out;
@@ -97,24 +104,18 @@ class ClientCore {
     return out;
   }
 
-  /// A query for `item` (fresh randomness from `rng`).
+  /// A query for `item` (fresh randomness from `rng`); with G > 1 it selects in bucket 0 only.
   std::vector<std::uint8_t> query(std::uint64_t item, Csprng& rng) const {
-    if (!index_in_range(item, D::num_items))
-      throw ArgumentError("query: index " + std::to_string(item) + " out of range (capacity " +
-                          std::to_string(D::num_items) + ")");
-    Seed seed;
-    rng.fill(seed.data(), seed.size());
-    SPIRALPIR_CT_PUBLIC(seed.data(), seed.size());  // sent in the clear: the random row's seed
-    const GaussianSampler g(P::noise_width);
-    Pn m = to_ntt(query_message(item));
-    Pn b = rlwe::regev_body<R>(uniform_poly_ntt<R>(seed, 0), sk_.s_reg_ntt, rng, g, &m);
-    m.wipe();
-    std::vector<std::uint8_t> out(D::query_bytes, 0);
-    write_header<P>(out.data(), ObjectKind::query, D::query_bytes - kHeaderBytes);
-    std::memcpy(out.data() + kHeaderBytes, seed.data(), 32);
-    BitWriter w(out.data() + kHeaderBytes + 32);
-    rlwe::put_poly_q<R>(w, from_ntt(std::move(b)), D::q_bits);
-    return out;
+    check_item(item, "query");
+    return encrypt_query(query_message(item), rng);
+  }
+  /// The packed query of G = D::query_buckets items, items[g] in bucket g (batch_query.hpp).
+  std::vector<std::uint8_t> query_packed(const std::uint64_t* items, std::size_t count, Csprng& rng) const {
+    if (count != D::query_buckets || items == nullptr)
+      throw ArgumentError("packed query: " + std::to_string(count) + " items, these parameters pack " +
+                          std::to_string(D::query_buckets) + " buckets per query");
+    for (std::size_t g = 0; g < count; ++g) check_item(items[g], "packed query");
+    return encrypt_query(query_message(items, count), rng);
   }
 
   /// Decodes a response into the plaintexts (one per instance, pt_bytes each, concatenated).
@@ -200,6 +201,27 @@ class ClientCore {
   }
 
  private:
+  static void check_item(std::uint64_t item, const char* what) {
+    if (!index_in_range(item, D::num_items))
+      throw ArgumentError(std::string(what) + ": index " + std::to_string(item) + " out of range (capacity " +
+                          std::to_string(D::num_items) + ")");
+  }
+  /// The seed-compressed scalar Regev encryption of a query message (wiped after use).
+  std::vector<std::uint8_t> encrypt_query(Pc message, Csprng& rng) const {
+    Seed seed;
+    rng.fill(seed.data(), seed.size());
+    SPIRALPIR_CT_PUBLIC(seed.data(), seed.size());  // sent in the clear: the random row's seed
+    const GaussianSampler g(P::noise_width);
+    Pn m = to_ntt(std::move(message));
+    Pn b = rlwe::regev_body<R>(uniform_poly_ntt<R>(seed, 0), sk_.s_reg_ntt, rng, g, &m);
+    m.wipe();
+    std::vector<std::uint8_t> out(D::query_bytes, 0);
+    write_header<P>(out.data(), ObjectKind::query, D::query_bytes - kHeaderBytes);
+    std::memcpy(out.data() + kHeaderBytes, seed.data(), 32);
+    BitWriter w(out.data() + kHeaderBytes + 32);
+    rlwe::put_poly_q<R>(w, from_ntt(std::move(b)), D::q_bits);
+    return out;
+  }
   static u128 mulmod_u128(u128 a, u128 b, u128 q) {
     u128 r = 0;
     a %= q;
