@@ -63,6 +63,13 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "server_answer_prepared": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, _c_u8_pp,
                                               _c_size_p, ctypes.POINTER(ctypes.c_double)]),
     "prepared_free": (None, [ctypes.c_void_p]),
+    # packed queries (capi_batch.hpp): one query ct carries G buckets' indices
+    "query_buckets": (ctypes.c_uint32, []),
+    "client_query_packed": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint64),
+                                           ctypes.c_size_t, _c_u8_pp, _c_size_p]),
+    "server_prepare_packed": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p,
+                                             ctypes.c_size_t, _c_void_pp, ctypes.c_size_t,
+                                             ctypes.POINTER(ctypes.c_double)]),
     # record updates (capi_update.hpp)
     "server_copy_db": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p]),
     "server_update_records": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64,
@@ -249,6 +256,11 @@ class ClientKeys(_Handle):
     def query(self, index: int) -> bytes:
         return self.lib.take_buffer("client_query", self.h, ctypes.c_uint64(index))
 
+    def query_packed(self, indices: list[int]) -> bytes:
+        """One packed query: indices[g] for bucket g (1 to ``query_buckets`` of them)."""
+        arr = (ctypes.c_uint64 * len(indices))(*indices)
+        return self.lib.take_buffer("client_query_packed", self.h, arr, len(indices))
+
     def decode(self, index: int, response: bytes, record_size: int) -> bytes:
         out = ctypes.create_string_buffer(record_size)
         self.lib.call("client_decode", self.h, ctypes.c_uint64(index), response, len(response),
@@ -402,6 +414,19 @@ class ServerDb(_Handle):
         h = self.lib.handle_then("server_prepare", (self.h, pp.h, query, len(query)), (secs,))
         return PreparedQuery(self.lib, h, {s: secs[i] for i, s in enumerate(PREPARE_STAGES)},
                              len(query))
+
+    def prepare_packed(self, pp: PublicParams, query: bytes, buckets: int
+                       ) -> list[PreparedQuery]:
+        """The prepared queries of the first ``buckets`` slots of a packed query (expanded
+        once: the expansion seconds are in the first one's)."""
+        self.lib.check_same(pp.lib, "public parameters")
+        handles = (ctypes.c_void_p * buckets)()
+        secs = (ctypes.c_double * (2 * buckets))()
+        self.lib.call("server_prepare_packed", self.h, pp.h, query, len(query), handles, buckets,
+                      secs)
+        return [PreparedQuery(self.lib, ctypes.c_void_p(handles[g]),
+                              {s: secs[2 * g + i] for i, s in enumerate(PREPARE_STAGES)},
+                              len(query) if g == 0 else 0) for g in range(buckets)]
 
     def answer_prepared(self, prepared: PreparedQuery) -> tuple[bytes, dict[str, float]]:
         """The per-database part: this database's response to a prepared query; seconds per

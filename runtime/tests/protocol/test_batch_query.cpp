@@ -128,6 +128,30 @@ TEST(BatchQuery, BucketAnswersDecodeG2) { bucket_answers_decode<packed_params<2>
 TEST(BatchQuery, BucketAnswersDecodeG4) { bucket_answers_decode<packed_params<4>>(); }
 TEST(BatchQuery, SlowBucketAnswersDecodeG16) { bucket_answers_decode<packed_params<16>>(); }
 
+TEST(BatchQuery, PartialQueryAnswersItsFirstBuckets) {
+  // a batch's last query when G does not divide the bucket count: 3 of 4 slots
+  using P = packed_params<4>;
+  Csprng rng = test_rng_here();
+  std::vector<std::uint8_t> recs(P::num_records * P::record_size);
+  rng.fill(recs.data(), recs.size());
+  Server<P> server(1);
+  server.load_records(recs.data(), P::num_records, P::record_size);
+  const Client<P> client(test_seed_here("client"));
+  const auto ppb = client.public_params();
+  const auto pp = PublicParams<P>::load(ppb.data(), ppb.size());
+  const std::uint64_t items[3] = {rng.uniform_mod(P::num_records), rng.uniform_mod(P::num_records),
+                                  rng.uniform_mod(P::num_records)};
+  const auto q = packed_query(client, items, 3, rng);
+  const auto prepared = PackedPreparation<P>::run(pp, q.data(), q.size(), 1, 3);
+  ASSERT_EQ(prepared.size(), 3u);
+  for (unsigned g = 0; g < 3; ++g) {
+    const auto resp = server.answer_prepared(prepared[g]);
+    std::vector<std::uint8_t> out(P::record_size);
+    client.decode(items[g], resp.data(), resp.size(), out.data(), out.size());
+    EXPECT_EQ(0, std::memcmp(out.data(), recs.data() + items[g] * P::record_size, P::record_size)) << g;
+  }
+}
+
 TEST(BatchQuery, OneBucketIsThePlainQuery) {
   using P = bucket_params;
   Csprng data = test_rng_here("records");
@@ -153,7 +177,8 @@ TEST(BatchQuery, WrongCountsAreRefused) {
   Csprng rng = test_rng_here();
   const Client<P> client(test_seed_here("client"));
   const std::uint64_t items[4] = {0, 1, 2, 3};
-  EXPECT_THROW(packed_query(client, items, 3, rng), ArgumentError);
+  EXPECT_THROW(packed_query(client, items, 5, rng), ArgumentError);
+  EXPECT_THROW(packed_query(client, items, 0, rng), ArgumentError);
   const std::uint64_t bad[4] = {0, 1, P::num_records * 100, 3};
   EXPECT_THROW(packed_query(client, bad, 4, rng), ArgumentError);
   const auto ppb = client.public_params();

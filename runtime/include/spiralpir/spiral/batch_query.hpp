@@ -22,16 +22,18 @@
 
 namespace spiralpir {
 
-/// The client side: the packed query for records[g] in bucket g, g < G (every bucket gets a
-/// selector: callers that want fewer buckets pass dummy records for the others, so the query
-/// never shows how many are real). Constant time in the records (client_core.hpp).
+/// The client side: the packed query for records[g] in bucket g, g < count ≤ G. Every bucket
+/// the batch has gets a selector (callers pass dummy records for the buckets they do not want,
+/// so the query never shows how many are real); count < G only for a batch's last query when G
+/// does not divide its bucket count (public), whose slots from count on carry nothing.
+/// Constant time in the records (client_core.hpp).
 template <SpiralParams P>
 std::vector<std::uint8_t> packed_query(const Client<P>& client, const std::uint64_t* records, std::size_t count,
                                        Csprng& rng) {
   using V = VariantOf<P>;
   static_assert(!V::stream, "packed queries need query expansion");
-  if (records == nullptr || count != Derived<P>::query_buckets)
-    throw ArgumentError("packed query: " + std::to_string(count) + " records, these parameters pack " +
+  if (records == nullptr || count < 1 || count > Derived<P>::query_buckets)
+    throw ArgumentError("packed query: " + std::to_string(count) + " records, these parameters pack 1 to " +
                         std::to_string(Derived<P>::query_buckets) + " buckets per query");
   std::vector<std::uint64_t> items(count);
   for (std::size_t g = 0; g < count; ++g) {
@@ -44,7 +46,8 @@ std::vector<std::uint8_t> packed_query(const Client<P>& client, const std::uint6
   return client.comp().query_packed(items.data(), items.size(), rng);
 }
 
-/// The server side: the G prepared bucket queries of one packed query. Expansion is done once
+/// The server side: the prepared bucket queries of the first `buckets` ≤ G slots of one packed
+/// query (the others are neither expanded nor converted). Expansion is done once
 /// (its seconds go to bucket 0's seconds[0], the others' are 0); each bucket's conversion is
 /// timed in its own seconds[1]. `obs` (optional, tests) sees the expanded cts of every bucket
 /// (G·dim0 and G·digits) and no conversion.
@@ -58,17 +61,19 @@ struct PackedPreparation {
   static_assert(!V::stream, "packed queries need query expansion");
 
   static std::vector<PreparedQuery<P>> run(const PublicParams<P>& pp, const std::uint8_t* query, std::size_t len,
-                                           unsigned threads, StageObserver<C>* obs = nullptr) {
+                                           unsigned threads, std::size_t buckets = D::query_buckets,
+                                           StageObserver<C>* obs = nullptr) {
     if (query == nullptr && len != 0) throw ArgumentError("prepare packed: null query buffer");
     using clock = std::chrono::steady_clock;
     const auto t0 = clock::now();
     std::vector<RegevCt<R>> first, digits;
-    S::expand(S::parse_query(query, len), pp.keys().comp, threads, first, digits, D::query_buckets);
+    const RegevCt<R> q = S::parse_query(query, len);
+    S::expand(q, pp.keys().comp, threads, first, digits, static_cast<unsigned>(buckets));
     if (obs) obs->on_expansion(first, digits);
     const double expansion = std::chrono::duration<double>(clock::now() - t0).count();
     std::vector<PreparedQuery<P>> out;
-    out.reserve(D::query_buckets);
-    for (std::size_t g = 0; g < D::query_buckets; ++g) {
+    out.reserve(buckets);
+    for (std::size_t g = 0; g < buckets; ++g) {
       const auto t1 = clock::now();
       out.push_back(QueryPreparation<P>::converted(pp, slice(first, g, D::dim0), slice(digits, g, D::num_gsw_digits),
                                                    {}, threads));

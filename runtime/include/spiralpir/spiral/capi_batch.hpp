@@ -5,12 +5,13 @@
 //   uint32_t PREFIX_query_buckets(void);   G, the buckets one query carries (1: plain queries)
 //   int  PREFIX_client_query_packed(void* client, const uint64_t* record_indices, size_t count,
 //                                   uint8_t** buf, size_t* len);
-//        count = G; record_indices[g] is bucket g's record (fresh randomness from the OS).
+//        1 ≤ count ≤ G; record_indices[g] is bucket g's record (fresh randomness from the OS);
+//        count < G only for a batch's last query when G does not divide its bucket count.
 //   int  PREFIX_server_prepare_packed(void* server, void* pp, const uint8_t* query, size_t query_len,
 //                                     void** prepared, size_t count, double* seconds_or_null);
-//        count = G; prepared[g] receives bucket g's prepared query (answer it against bucket g's
+//        1 ≤ count ≤ G (the query's first count slots); prepared[g] receives bucket g's prepared query (answer it against bucket g's
 //        database with PREFIX_server_answer_prepared, free it with PREFIX_prepared_free);
-//        seconds_or_null: room for 2·G doubles, (expansion, conversion) per bucket, the shared
+//        seconds_or_null: room for 2·count doubles, (expansion, conversion) per bucket, the shared
 //        expansion counted in bucket 0's.
 // Stream variants upload their expanded cts: both functions fail there (G is always 1).
 #pragma once
@@ -41,12 +42,12 @@ void server_prepare_packed(void* server, void* pp, const uint8_t* query, size_t 
     throw ArgumentError("server_prepare_packed: a stream variant has no packed queries");
   } else {
     check_out(prepared, "server_prepare_packed");
-    if (count != Derived<P>::query_buckets)
-      throw ArgumentError("server_prepare_packed: room for " + std::to_string(count) + " prepared queries, " +
-                          "these parameters pack " + std::to_string(Derived<P>::query_buckets));
+    if (count < 1 || count > Derived<P>::query_buckets)
+      throw ArgumentError("server_prepare_packed: " + std::to_string(count) + " buckets, " +
+                          "these parameters pack 1 to " + std::to_string(Derived<P>::query_buckets));
     auto& s = deref<Server<P>>(server, "server_prepare_packed");
     auto& p = deref<PublicParams<P>>(pp, "server_prepare_packed");
-    auto all = PackedPreparation<P>::run(p, query, query_len, s.threads());
+    auto all = PackedPreparation<P>::run(p, query, query_len, s.threads(), count);
     std::vector<std::unique_ptr<PreparedQuery<P>>> owned;
     for (auto& q : all) owned.push_back(std::make_unique<PreparedQuery<P>>(std::move(q)));
     for (std::size_t g = 0; g < count; ++g) {  // nothing below throws: every handle is given

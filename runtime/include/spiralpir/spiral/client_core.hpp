@@ -109,10 +109,11 @@ class ClientCore {
     check_item(item, "query");
     return encrypt_query(query_message(item), rng);
   }
-  /// The packed query of G = D::query_buckets items, items[g] in bucket g (batch_query.hpp).
+  /// The packed query of count ≤ G = D::query_buckets items, items[g] in bucket g
+  /// (batch_query.hpp); the slots from count on carry no index.
   std::vector<std::uint8_t> query_packed(const std::uint64_t* items, std::size_t count, Csprng& rng) const {
-    if (count != D::query_buckets || items == nullptr)
-      throw ArgumentError("packed query: " + std::to_string(count) + " items, these parameters pack " +
+    if (count < 1 || count > D::query_buckets || items == nullptr)
+      throw ArgumentError("packed query: " + std::to_string(count) + " items, these parameters pack 1 to " +
                           std::to_string(D::query_buckets) + " buckets per query");
     for (std::size_t g = 0; g < count; ++g) check_item(items[g], "packed query");
     return encrypt_query(query_message(items, count), rng);
