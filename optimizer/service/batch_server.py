@@ -27,7 +27,7 @@ from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.models.bucket_layout import BucketLayout, BucketTable
 from spiralpir.optimizer.service import batch_wire, store
 from spiralpir.optimizer.service import records as database
-from spiralpir.optimizer.service.binding import Build, PreparedQuery, PublicParams
+from spiralpir.optimizer.service.binding import Build, PackedExpansion, PublicParams
 from spiralpir.optimizer.service.pir_server import BadBlock, PirServer
 
 BATCH_FILE = "batch.json"  # a batch build's layout, next to its params.json
@@ -154,23 +154,31 @@ class BatchServer(PirServer):
 
     def _answer_packed(self, pp: PublicParams, queries: list[bytes]
                        ) -> list[tuple[bytes, dict[str, float]]]:
-        """Each packed query expanded once (in parallel), then every bucket answered from its
-        slice (in parallel); per bucket (response, stage seconds), the shared expansion counted
-        in its query's first bucket."""
-        def prepare(j: int) -> list[PreparedQuery]:
+        """Each packed query expanded once (in parallel), then every bucket converted from its
+        slice and answered at once (in parallel: one prepared query per task alive, as with
+        plain queries); per bucket (response, stage seconds), the shared expansion counted in
+        its query's first bucket."""
+        def expand(j: int) -> PackedExpansion:
             grp = self.groups[j]
-            return self.blocks[grp[0]].db.prepare_packed(pp, queries[j], len(grp))
+            return self.blocks[grp[0]].db.expand_packed(pp, queries[j], len(grp))
 
-        prepared = [p for ps in self._pool.map(prepare, range(len(self.groups))) for p in ps]
+        expansions = list(self._pool.map(expand, range(len(self.groups))))
         try:
             def answer(b: int) -> tuple[bytes, dict[str, float]]:
-                resp, st = self.blocks[b].db.answer_prepared(prepared[b])
-                return resp, {**prepared[b].seconds, **st}
+                j, g = divmod(b, self.query_buckets)
+                db = self.blocks[b].db
+                prepared = db.prepare_bucket(pp, expansions[j], g)
+                try:
+                    resp, st = db.answer_prepared(prepared)
+                finally:
+                    prepared.close()
+                shared = expansions[j].seconds if g == 0 else 0.0
+                return resp, {**prepared.seconds, "expansion": shared, **st}
 
             return list(self._pool.map(answer, range(self.bucket_count)))
         finally:
-            for p in prepared:
-                p.close()
+            for ex in expansions:
+                ex.close()
 
     def bucket_info(self) -> dict[str, Any]:
         """The sizes of a batch of this server's buckets (for GET /v1/params)."""

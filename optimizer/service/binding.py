@@ -67,9 +67,13 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "query_buckets": (ctypes.c_uint32, []),
     "client_query_packed": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint64),
                                            ctypes.c_size_t, _c_u8_pp, _c_size_p]),
-    "server_prepare_packed": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p,
-                                             ctypes.c_size_t, _c_void_pp, ctypes.c_size_t,
+    "server_expand_packed": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p,
+                                            ctypes.c_size_t, ctypes.c_size_t, _c_void_pp,
+                                            ctypes.POINTER(ctypes.c_double)]),
+    "server_prepare_bucket": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                                             ctypes.c_size_t, _c_void_pp,
                                              ctypes.POINTER(ctypes.c_double)]),
+    "expansion_free": (None, [ctypes.c_void_p]),
     # record updates (capi_update.hpp)
     "server_copy_db": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p]),
     "server_update_records": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64,
@@ -341,6 +345,21 @@ class PreparedQuery:
             pass
 
 
+class PackedExpansion(_Handle):
+    """A packed query after its one expansion (``ServerDb.expand_packed``): each of its
+    ``buckets`` slots is prepared once by ``ServerDb.prepare_bucket``, concurrently if need be;
+    ``seconds``: parse and expansion."""
+
+    FREE = "expansion_free"
+    CLOSED = "expanded query was released"
+
+    def __init__(self, lib: Library, handle: ctypes.c_void_p, buckets: int,
+                 seconds: float) -> None:
+        super().__init__(lib, handle)
+        self.buckets = buckets
+        self.seconds = seconds
+
+
 class ServerDb(_Handle):
     """A server holding one preprocessed database."""
 
@@ -415,18 +434,23 @@ class ServerDb(_Handle):
         return PreparedQuery(self.lib, h, {s: secs[i] for i, s in enumerate(PREPARE_STAGES)},
                              len(query))
 
-    def prepare_packed(self, pp: PublicParams, query: bytes, buckets: int
-                       ) -> list[PreparedQuery]:
-        """The prepared queries of the first ``buckets`` slots of a packed query (expanded
-        once: the expansion seconds are in the first one's)."""
+    def expand_packed(self, pp: PublicParams, query: bytes, buckets: int) -> PackedExpansion:
+        """A packed query parsed and expanded once, for its first ``buckets`` slots."""
         self.lib.check_same(pp.lib, "public parameters")
-        handles = (ctypes.c_void_p * buckets)()
-        secs = (ctypes.c_double * (2 * buckets))()
-        self.lib.call("server_prepare_packed", self.h, pp.h, query, len(query), handles, buckets,
-                      secs)
-        return [PreparedQuery(self.lib, ctypes.c_void_p(handles[g]),
-                              {s: secs[2 * g + i] for i, s in enumerate(PREPARE_STAGES)},
-                              len(query) if g == 0 else 0) for g in range(buckets)]
+        secs = (ctypes.c_double * 1)()
+        h = self.lib.handle_then("server_expand_packed", (self.h, pp.h, query, len(query),
+                                                          buckets), (secs,))
+        return PackedExpansion(self.lib, h, buckets, secs[0])
+
+    def prepare_bucket(self, pp: PublicParams, expansion: PackedExpansion, bucket: int
+                       ) -> PreparedQuery:
+        """Slot ``bucket``'s prepared query (conversion of its slice; once per slot)."""
+        self.lib.check_same(pp.lib, "public parameters")
+        self.lib.check_same(expansion.lib, "expanded query")
+        secs = (ctypes.c_double * len(PREPARE_STAGES))()
+        h = self.lib.handle_then("server_prepare_bucket",
+                                 (self.h, pp.h, expansion.h, bucket), (secs,))
+        return PreparedQuery(self.lib, h, {s: secs[i] for i, s in enumerate(PREPARE_STAGES)}, 0)
 
     def answer_prepared(self, prepared: PreparedQuery) -> tuple[bytes, dict[str, float]]:
         """The per-database part: this database's response to a prepared query; seconds per

@@ -188,6 +188,11 @@ TEST(BatchQuery, WrongCountsAreRefused) {
   EXPECT_THROW(ServerStages<P>::expand(ServerStages<P>::parse_query(q.data(), q.size()), pp.keys().comp, 1, first,
                                        digits, 5),
                ArgumentError);
+  // each expanded slot is prepared once, and only slots that were expanded
+  auto ex = PackedPreparation<P>::expand(pp, q.data(), q.size(), 1, 3);
+  EXPECT_NO_THROW(PackedPreparation<P>::bucket(pp, ex, 2, 1));
+  EXPECT_THROW(PackedPreparation<P>::bucket(pp, ex, 2, 1), ArgumentError);
+  EXPECT_THROW(PackedPreparation<P>::bucket(pp, ex, 3, 1), ArgumentError);
   // a query of the one-bucket parameters is refused by its params hash
   const Client<bucket_params> other(test_seed_here("client"));
   const auto q1 = other.query(0, rng);

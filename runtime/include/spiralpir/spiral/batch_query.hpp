@@ -46,11 +46,23 @@ std::vector<std::uint8_t> packed_query(const Client<P>& client, const std::uint6
   return client.comp().query_packed(items.data(), items.size(), rng);
 }
 
-/// The server side: the prepared bucket queries of the first `buckets` ≤ G slots of one packed
-/// query (the others are neither expanded nor converted). Expansion is done once
-/// (its seconds go to bucket 0's seconds[0], the others' are 0); each bucket's conversion is
-/// timed in its own seconds[1]. `obs` (optional, tests) sees the expanded cts of every bucket
-/// (G·dim0 and G·digits) and no conversion.
+/// One packed query after its single expansion: the scalar cts of its first `buckets` slots,
+/// bucket g's taken (once) by PackedPreparation::bucket. Distinct buckets may be taken
+/// concurrently (each task moves only its own slice).
+template <SpiralParams P>
+struct PackedExpansion {
+  using R = typename P::ring;
+  std::vector<RegevCt<R>> first, digits;
+  std::vector<char> taken;  // per bucket
+  double seconds = 0;       // parse and expansion
+  std::size_t buckets() const { return taken.size(); }
+};
+
+/// The server side. expand: parse and expand a packed query once, for its first `buckets` ≤ G
+/// slots (the others are neither expanded nor converted). bucket: bucket g's prepared query
+/// from its slice (conversion and tiling, as a plain query's; its seconds[0] = 0, the shared
+/// expansion is the PackedExpansion's). run: both, for every slot (tests; the expansion's
+/// seconds go to bucket 0's seconds[0]). `obs` (optional, tests) sees all the expanded cts.
 template <SpiralParams P>
 struct PackedPreparation {
   using V = VariantOf<P>;
@@ -60,26 +72,41 @@ struct PackedPreparation {
   using S = ServerStages<C>;
   static_assert(!V::stream, "packed queries need query expansion");
 
-  static std::vector<PreparedQuery<P>> run(const PublicParams<P>& pp, const std::uint8_t* query, std::size_t len,
-                                           unsigned threads, std::size_t buckets = D::query_buckets,
-                                           StageObserver<C>* obs = nullptr) {
+  static PackedExpansion<C> expand(const PublicParams<P>& pp, const std::uint8_t* query, std::size_t len,
+                                   unsigned threads, std::size_t buckets = D::query_buckets,
+                                   StageObserver<C>* obs = nullptr) {
     if (query == nullptr && len != 0) throw ArgumentError("prepare packed: null query buffer");
     using clock = std::chrono::steady_clock;
     const auto t0 = clock::now();
-    std::vector<RegevCt<R>> first, digits;
+    PackedExpansion<C> out;
     const RegevCt<R> q = S::parse_query(query, len);
-    S::expand(q, pp.keys().comp, threads, first, digits, static_cast<unsigned>(buckets));
-    if (obs) obs->on_expansion(first, digits);
-    const double expansion = std::chrono::duration<double>(clock::now() - t0).count();
+    S::expand(q, pp.keys().comp, threads, out.first, out.digits, static_cast<unsigned>(buckets));
+    if (obs) obs->on_expansion(out.first, out.digits);
+    out.taken.assign(buckets, 0);
+    out.seconds = std::chrono::duration<double>(clock::now() - t0).count();
+    return out;
+  }
+
+  static PreparedQuery<P> bucket(const PublicParams<P>& pp, PackedExpansion<C>& ex, std::size_t g, unsigned threads) {
+    if (g >= ex.buckets()) throw ArgumentError("packed query: bucket " + std::to_string(g) + " of " +
+                                               std::to_string(ex.buckets()) + " expanded");
+    if (ex.taken[g]) throw ArgumentError("packed query: bucket " + std::to_string(g) + " was already prepared");
+    ex.taken[g] = 1;
+    const auto t0 = std::chrono::steady_clock::now();
+    PreparedQuery<P> out = QueryPreparation<P>::converted(pp, slice(ex.first, g, D::dim0),
+                                                          slice(ex.digits, g, D::num_gsw_digits), {}, threads);
+    out.seconds[1] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return out;
+  }
+
+  static std::vector<PreparedQuery<P>> run(const PublicParams<P>& pp, const std::uint8_t* query, std::size_t len,
+                                           unsigned threads, std::size_t buckets = D::query_buckets,
+                                           StageObserver<C>* obs = nullptr) {
+    PackedExpansion<C> ex = expand(pp, query, len, threads, buckets, obs);
     std::vector<PreparedQuery<P>> out;
     out.reserve(buckets);
-    for (std::size_t g = 0; g < buckets; ++g) {
-      const auto t1 = clock::now();
-      out.push_back(QueryPreparation<P>::converted(pp, slice(first, g, D::dim0), slice(digits, g, D::num_gsw_digits),
-                                                   {}, threads));
-      out.back().seconds[0] = g == 0 ? expansion : 0.0;
-      out.back().seconds[1] = std::chrono::duration<double>(clock::now() - t1).count();
-    }
+    for (std::size_t g = 0; g < buckets; ++g) out.push_back(bucket(pp, ex, g, threads));
+    out[0].seconds[0] = ex.seconds;
     return out;
   }
 

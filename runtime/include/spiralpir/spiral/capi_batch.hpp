@@ -7,17 +7,21 @@
 //                                   uint8_t** buf, size_t* len);
 //        1 ≤ count ≤ G; record_indices[g] is bucket g's record (fresh randomness from the OS);
 //        count < G only for a batch's last query when G does not divide its bucket count.
-//   int  PREFIX_server_prepare_packed(void* server, void* pp, const uint8_t* query, size_t query_len,
-//                                     void** prepared, size_t count, double* seconds_or_null);
-//        1 ≤ count ≤ G (the query's first count slots); prepared[g] receives bucket g's prepared query (answer it against bucket g's
-//        database with PREFIX_server_answer_prepared, free it with PREFIX_prepared_free);
-//        seconds_or_null: room for 2·count doubles, (expansion, conversion) per bucket, the shared
-//        expansion counted in bucket 0's.
+//   int  PREFIX_server_expand_packed(void* server, void* pp, const uint8_t* query, size_t query_len,
+//                                    size_t buckets, void** expansion, double* seconds_or_null);
+//        parse and expand once, for the query's first `buckets` slots (1 ≤ buckets ≤ G);
+//        seconds_or_null: room for 1 double (parse + expansion).
+//   int  PREFIX_server_prepare_bucket(void* server, void* pp, void* expansion, size_t bucket,
+//                                     void** prepared, double* seconds2_or_null);
+//        bucket g's prepared query from its slice (once per bucket; distinct buckets may be
+//        prepared concurrently): answer it against bucket g's database with
+//        PREFIX_server_answer_prepared, free it with PREFIX_prepared_free; seconds2: expansion
+//        (0: shared, counted by expand) and conversion.
+//   void PREFIX_expansion_free(void* expansion);
 // Stream variants upload their expanded cts: both functions fail there (G is always 1).
 #pragma once
 
-#include <memory>
-#include <vector>
+#include <string>
 
 #include "spiralpir/spiral/batch_query.hpp"
 #include "spiralpir/spiral/capi.hpp"
@@ -36,28 +40,46 @@ void client_query_packed(void* client, const uint64_t* records, size_t count, ui
 }
 
 template <class P>
-void server_prepare_packed(void* server, void* pp, const uint8_t* query, size_t query_len, void** prepared,
-                           size_t count, double* seconds) {
+void server_expand_packed(void* server, void* pp, const uint8_t* query, size_t query_len, size_t buckets,
+                          void** expansion, double* seconds) {
   if constexpr (VariantOf<P>::stream) {
-    throw ArgumentError("server_prepare_packed: a stream variant has no packed queries");
+    throw ArgumentError("server_expand_packed: a stream variant has no packed queries");
   } else {
-    check_out(prepared, "server_prepare_packed");
-    if (count < 1 || count > Derived<P>::query_buckets)
-      throw ArgumentError("server_prepare_packed: " + std::to_string(count) + " buckets, " +
+    check_out(expansion, "server_expand_packed");
+    if (buckets < 1 || buckets > Derived<P>::query_buckets)
+      throw ArgumentError("server_expand_packed: " + std::to_string(buckets) + " buckets, " +
                           "these parameters pack 1 to " + std::to_string(Derived<P>::query_buckets));
-    auto& s = deref<Server<P>>(server, "server_prepare_packed");
-    auto& p = deref<PublicParams<P>>(pp, "server_prepare_packed");
-    auto all = PackedPreparation<P>::run(p, query, query_len, s.threads(), count);
-    std::vector<std::unique_ptr<PreparedQuery<P>>> owned;
-    for (auto& q : all) owned.push_back(std::make_unique<PreparedQuery<P>>(std::move(q)));
-    for (std::size_t g = 0; g < count; ++g) {  // nothing below throws: every handle is given
-      if (seconds) {
-        seconds[2 * g] = owned[g]->seconds[0];
-        seconds[2 * g + 1] = owned[g]->seconds[1];
-      }
-      prepared[g] = owned[g].release();
-    }
+    auto& s = deref<Server<P>>(server, "server_expand_packed");
+    auto& p = deref<PublicParams<P>>(pp, "server_expand_packed");
+    auto* ex = new PackedExpansion<typename VariantOf<P>::Comp>(
+        PackedPreparation<P>::expand(p, query, query_len, s.threads(), buckets));
+    if (seconds) seconds[0] = ex->seconds;
+    *expansion = ex;
   }
+}
+
+template <class P>
+void server_prepare_bucket(void* server, void* pp, void* expansion, size_t bucket, void** prepared,
+                           double* seconds) {
+  if constexpr (VariantOf<P>::stream) {
+    throw ArgumentError("server_prepare_bucket: a stream variant has no packed queries");
+  } else {
+    check_out(prepared, "server_prepare_bucket");
+    auto& s = deref<Server<P>>(server, "server_prepare_bucket");
+    auto& p = deref<PublicParams<P>>(pp, "server_prepare_bucket");
+    auto& ex = deref<PackedExpansion<typename VariantOf<P>::Comp>>(expansion, "server_prepare_bucket");
+    auto* q = new PreparedQuery<P>(PackedPreparation<P>::bucket(p, ex, bucket, s.threads()));
+    if (seconds) {
+      seconds[0] = q->seconds[0];
+      seconds[1] = q->seconds[1];
+    }
+    *prepared = q;
+  }
+}
+
+template <class P>
+void expansion_free(void* expansion) {
+  if constexpr (!VariantOf<P>::stream) delete static_cast<PackedExpansion<typename VariantOf<P>::Comp>*>(expansion);
 }
 
 }  // namespace spiralpir::capi
@@ -72,12 +94,21 @@ void server_prepare_packed(void* server, void* pp, const uint8_t* query, size_t 
     return ::spiralpir::capi::guarded(                                                                      \
         [&] { ::spiralpir::capi::client_query_packed<PARAMS>(client, records, count, buf, len); });         \
   }                                                                                                         \
-  __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _server_prepare_packed)(            \
-      void* server, void* pp, const uint8_t* query, size_t query_len, void** prepared, size_t count,        \
+  __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _server_expand_packed)(             \
+      void* server, void* pp, const uint8_t* query, size_t query_len, size_t buckets, void** expansion,     \
       double* seconds) {                                                                                    \
     return ::spiralpir::capi::guarded([&] {                                                                 \
-      ::spiralpir::capi::server_prepare_packed<PARAMS>(server, pp, query, query_len, prepared, count,       \
-                                                       seconds);                                            \
+      ::spiralpir::capi::server_expand_packed<PARAMS>(server, pp, query, query_len, buckets, expansion,      \
+                                                      seconds);                                             \
     });                                                                                                     \
+  }                                                                                                         \
+  __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _server_prepare_bucket)(            \
+      void* server, void* pp, void* expansion, size_t bucket, void** prepared, double* seconds) {           \
+    return ::spiralpir::capi::guarded([&] {                                                                 \
+      ::spiralpir::capi::server_prepare_bucket<PARAMS>(server, pp, expansion, bucket, prepared, seconds);   \
+    });                                                                                                     \
+  }                                                                                                         \
+  __attribute__((visibility("default"))) void SPIRALPIR_CAPI_CAT(PREFIX, _expansion_free)(void* expansion) { \
+    ::spiralpir::capi::expansion_free<PARAMS>(expansion);                                                   \
   }                                                                                                         \
   }
