@@ -5,8 +5,10 @@ most 2^-40 (models/placement_bound.py); the bucket size is the largest bucket's 
 fresh public seed (models/bucket_layout.py), so every bucket is one database of the same
 shape and one SPIRAL parameter set (one set of public parameters) serves them all. Among the
 w, the plan keeps the one whose batch is cheapest by the objective's per-query figure times B
-(each bucket is answered as one query of the bucket-sized database: today's runtime expands
-and converts every bucket's query on its own).
+(each bucket is answered as one query of the bucket-sized database). Then, for that w, the
+number G of buckets whose indices one query ciphertext carries (runtime batch_query.hpp): each
+G is a full plan of the packed shape (its expansion noise and keys), and the plan keeps the
+largest G within PACKED_CPU_SLACK of unpacked queries' CPU (a request of ceil(B/G) queries).
 """
 
 from __future__ import annotations
