@@ -281,7 +281,7 @@ class Parameters:
         if g > 1 and self.variant in ("stream", "stream_pack"):
             raise _err("query_buckets",
                        f"must be 1 for {self.variant} (no query expansion), got {g}")
-        if 2 * g * self.dim0 > d or 2 * g * self.num_gsw_digits > d:
+        if g > 1 and (2 * g * self.dim0 > d or 2 * g * self.num_gsw_digits > d):
             raise _err("query_buckets", f"{g} buckets of 2^nu_1 = {self.dim0} selectors and "
                        f"{self.num_gsw_digits} digits do not fit the {d} coefficients of a query "
                        "(2·G·2^nu_1 and 2·G·nu_2·t_gsw must be <= poly_len)")

@@ -1,21 +1,26 @@
 """Batch retrieval with packed queries end to end: the bucket database is the CI twin of
-generated/demo_packed (demo's parameters with query_buckets = 4: one query ct carries the
-indices of 4 buckets), served over HTTP from a thread; PirClient.get_many against it with real
-decryption, every record compared with the database's bytes at index x record size. The
-bucket count is chosen not to be a multiple of 4, so every batch's last query is partial."""
+demo_packed, generated here from generated/demo's plan with query_buckets = 4 (one query ct
+carries the indices of 4 buckets), served over HTTP from a thread; PirClient.get_many against
+it with real decryption, every record compared with the database's bytes at index x record
+size. The bucket count is chosen not to be a multiple of 4, so every batch's last query is
+partial."""
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import requests
-from service_helpers import DEMO, REPO, serve_in_thread
+from service_helpers import DEMO, serve_in_thread
+from spiralpir.optimizer import codegen
 from spiralpir.optimizer.build import builder
 from spiralpir.optimizer.models.bucket_layout import BucketLayout
+from spiralpir.optimizer.models.noise import log2_failure
 from spiralpir.optimizer.models.placement_bound import log2_failure_bound, min_buckets
+from spiralpir.optimizer.params.parameters import Parameters
 from spiralpir.optimizer.service import batch_wire
 from spiralpir.optimizer.service import records as database
 from spiralpir.optimizer.service.batch_bench import run_batch_bench
@@ -24,7 +29,6 @@ from spiralpir.optimizer.service.binding import Build, ClientKeys
 from spiralpir.optimizer.service.http_api import BATCH, CLIENT_HEADER
 from spiralpir.optimizer.service.pir_client import PirClient
 
-PACKED = REPO / "generated" / "demo_packed"
 G = 4
 RS = 32
 N = 4000
@@ -33,9 +37,16 @@ W = 4
 
 
 @pytest.fixture(scope="module")
-def packed_build() -> Build:
-    b = Build(builder.build(PACKED, show_progress=False, targets=["library"]), ci=True)
+def packed_build(tmp_path_factory: pytest.TempPathFactory) -> Build:
+    doc = json.loads((DEMO / "params.json").read_text())
+    doc["params"]["query_buckets"] = G  # the same ring: its security report still holds
+    params = Parameters.from_literal(doc["params"])
+    assert log2_failure(params) <= -40  # the deeper expansion's noise
+    src = codegen.generate_from_document("demo_packed", doc, tmp_path_factory.mktemp("gen"))
+    b = Build(builder.build(src, show_progress=False, targets=["library"]), ci=True)
     assert int(b.lib.params["query_buckets"]) == G
+    twin = Parameters.from_literal(codegen.ci_literal(doc["params"]))
+    assert b.lib.params["params_hash"] == twin.params_hash().hex()  # Python and C++ agree
     return b
 
 
