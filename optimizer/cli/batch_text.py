@@ -24,13 +24,18 @@ def render_batch(bp: BatchPlan) -> str:
         f"  buckets     {f['buckets_per_index']:.2f} per requested record, {w} copies of each"
         + (" (small batches need relatively more buckets or copies to reach the bound: the "
            "union bound's few-index terms do not shrink with k)" if 1 < k < SMALL_BATCH else ""),
+        f"  queries     G = {f.get('query_buckets', 1)} buckets per query ct: "
+        f"{f.get('batch_queries', b)} query cts per batch, each expanded once and sliced per "
+        "bucket (the most G whose batch CPU stays within 5% of G = 1's)",
         f"  per batch   query {f['batch_query_bytes'] / 1e3:.1f} KB, responses "
         f"{f['batch_response_bytes'] / 1e3:.1f} KB, server {f['batch_server_seconds']:.3f} s "
         "(1 core, each bucket a query of the bucket database)",
         f"  per record  {f['per_record_bytes'] / 1e3:.1f} KB, "
         f"{f['per_record_server_seconds'] * 1e3:.1f} ms",
-        "  considered  " + ", ".join(f"w={c['w']}: B={c['buckets']}, "
-                                     f"{c['batch_server_seconds']:.3f} s"
+        "  considered  " + ", ".join(f"w={c['w']}: B={c['buckets']}"
+                                     + (f", G={c['query_buckets']}" if "query_buckets" in c
+                                        else "")
+                                     + f", {c['batch_server_seconds']:.3f} s"
                                      for c in bp.considered),
         "",
         "bucket database (one parameter set and one set of public parameters for all buckets)",

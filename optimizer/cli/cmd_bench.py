@@ -125,7 +125,8 @@ def bench_batch(source_dir: Path, build_dir: Path | None, threads: int | None, t
                  f"(median, {r['threads']} thread(s); wall {r['batch_wall_seconds']:.4f} s)"]
         lines += [f"    {s:<28}{v:.4f} s" for s, v in r["batch_stage_seconds"].items()]
         lines += [f"  {'request / responses':<30}{_human(r['batch_request_bytes'])} / "
-                  f"{_human(r['batch_response_bytes'])}",
+                  f"{_human(r['batch_response_bytes'])} ({r['batch_queries']} query cts of "
+                  f"{r['query_buckets']} bucket(s) each)",
                   f"  {'per record':<30}{r['per_record_cpu_seconds'] * 1e3:.2f} ms CPU, "
                   f"{_human(r['per_record_bytes'])}"]
         click.echo("\n".join(lines))

@@ -19,6 +19,7 @@ from spiralpir.optimizer.cli.plan_options import (
     DB_RATIO_HELP,
     MAX_COPIES_HELP,
     OBJECTIVE_HELP,
+    QUERY_BUCKETS_HELP,
     caps,
     parse_blocks,
 )
@@ -66,6 +67,8 @@ from spiralpir.optimizer.service.keyword_server import KEYWORD_FILE
               help="Re-run the security estimator even if the document holds a report.")
 @click.option("--max-copies", type=click.IntRange(min=2), default=None, metavar="W",
               help=MAX_COPIES_HELP)
+@click.option("--query-buckets", type=click.IntRange(min=1), default=None, metavar="G",
+              help=QUERY_BUCKETS_HELP)
 @click.option("--batch", type=click.IntRange(min=1), default=None, metavar="K",
               help="Plan now a batch build for up to K records per request (writes "
               "NAME/batch.json, the bucket layout, beside the bucket database's build).")
@@ -98,7 +101,7 @@ def generate(
     max_db_ratio: float | None,
     profile_path: Path | None,
     refresh_security: bool,
-    max_copies: int | None,
+    max_copies: int | None, query_buckets: int | None,
     batch: int | None,
     keys: str | None,
     max_value_size: str | None,
@@ -123,6 +126,8 @@ def generate(
         records, record_size = db_shape(from_db, record_size, headroom)
     if max_copies is not None and batch is None:
         raise SpiralpirError("--max-copies goes with --batch")
+    if query_buckets is not None and batch is None:
+        raise SpiralpirError("--query-buckets goes with --batch")
     if params_file is not None and batch is not None:
         raise SpiralpirError("--batch plans now (with --records); a plan file made by `plan "
                              "--batch K --json` already holds its batch layout")
@@ -143,6 +148,8 @@ def generate(
                               ("profile", profile))
             if v is not None}
         options.update(caps(max_query_bytes, max_params_bytes, max_response_bytes))
+        if query_buckets is not None:
+            options["query_buckets"] = query_buckets
         if keys is not None:
             doc = keyword_document(keys, max_value_size,
                                    keyword_options(base64_values, key_column, value_column),

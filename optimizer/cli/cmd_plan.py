@@ -25,6 +25,7 @@ from spiralpir.optimizer.cli.plan_options import (
     DB_RATIO_HELP,
     MAX_COPIES_HELP,
     OBJECTIVE_HELP,
+    QUERY_BUCKETS_HELP,
     caps,
     parse_blocks,
 )
@@ -74,6 +75,8 @@ from spiralpir.optimizer.plan.space import OBJECTIVES
 @click.option("--json", "as_json", is_flag=True, help="Print {params, estimate} as JSON.")
 @click.option("--max-copies", type=click.IntRange(min=2), default=None, metavar="W",
               help=MAX_COPIES_HELP)
+@click.option("--query-buckets", type=click.IntRange(min=1), default=None, metavar="G",
+              help=QUERY_BUCKETS_HELP)
 @click.option("--batch", type=click.IntRange(min=1), default=None, metavar="K",
               help="Plan a batch build: up to K records per request (probabilistic batch "
               "codes; the plan gives w, the bucket count and size, and the failure bound).")
@@ -84,7 +87,8 @@ def plan(records: str | None, record_size: str | None, keys: str | None,
                  min_security: float, ring: str,
                  profile_path: Path | None, cpu_price: float | None,
                  egress_price: float | None, top: int, as_json: bool, batch: int | None,
-                 max_copies: int | None, base64_values: bool, key_column: str,
+                 max_copies: int | None, query_buckets: int | None, base64_values: bool,
+                 key_column: str,
                  value_column: str) -> None:
     """Choose SPIRAL parameters for a database of RECORDS records of RECORD-SIZE bytes."""
     if top < 1:
@@ -100,6 +104,10 @@ def plan(records: str | None, record_size: str | None, keys: str | None,
         opts["max_db_ratio"] = max_db_ratio
     if max_copies is not None and batch is None:
         raise SpiralpirError("--max-copies goes with --batch")
+    if query_buckets is not None:
+        if batch is None:
+            raise SpiralpirError("--query-buckets goes with --batch")
+        opts["query_buckets"] = query_buckets
     if keys is not None or max_value_size is not None:
         if keys is None or records or record_size or batch:
             raise SpiralpirError("a keyword plan takes --keys N --max-value-size B or --keys "

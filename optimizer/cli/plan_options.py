@@ -20,6 +20,9 @@ DB_RATIO_HELP = (
     "words hold 8-bit plaintexts; the file's 32-byte header aside).")
 MAX_COPIES_HELP = ("With --batch: store every record in at most W buckets (the server's memory "
                    "grows with W; default: the cheapest W in 2..6).")
+QUERY_BUCKETS_HELP = ("With --batch: pack the indices of G buckets in each query ciphertext (a "
+                      "power of two; default: the most G whose batch CPU stays within 5% of "
+                      "G = 1's). 1 = one query per bucket.")
 BLOCKS_HELP = (
     "With --objective stream: the databases answered per prepared query; the one-time part "
     "counts 1/K per database. Default: unbounded (the one-time part only breaks ties).")

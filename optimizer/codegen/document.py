@@ -42,6 +42,7 @@ def struct_fields(lit: Mapping[str, Any]) -> dict[str, Any]:
         "t_conv": p.t_conv, "t_exp_left": p.t_exp_left, "t_exp_right": p.t_exp_right,
         "instances": p.instances, "db_item_size": p.db_item_size,
         "num_records": p.records, "record_size": p.record_size,
+        "query_buckets": p.query_buckets,
     }
 
 

@@ -11,7 +11,7 @@ unless w = B, which is what makes small batches cheap; models/placement_bound.py
 cryptographic hash: the layout is public and only has to look uniform for honest indices.
 
 This module knows only the layout; the protocol that answers B buckets in one request
-(service/batch_*.py) takes any layout of equal-sized buckets (a keyword table's, say).
+(service/batch_*.py) takes any layout of equal-sized buckets.
 """
 
 from __future__ import annotations

@@ -105,10 +105,13 @@ def _ceil_log2(x: Any) -> Any:
 
 
 def op_counts(variant: str, d: int, L: int, n: int, nu1: int, nu2: int, inst: int,
-              tl: Any, tr: Any, tc: Any, tg: Any) -> dict[str, dict[str, Any]]:
+              tl: Any, tr: Any, tc: Any, tg: Any, query_buckets: int = 1
+              ) -> dict[str, dict[str, Any]]:
     """Operation counts of every server stage (module docstring). n and inst are the
     RESPONSE's (the pack variants compute with n = 1 over inst·n² sub-databases); the gadget
-    lengths may be numpy arrays (the counts broadcast over them)."""
+    lengths may be numpy arrays (the counts broadcast over them). query_buckets G: one query
+    packs G buckets (runtime batch_query.hpp); its expansion (of G·2^nu_1 selectors and
+    G·nu_2·t_gsw digits) is done once, so each bucket's answer carries 1/G of it."""
     stream = variant in ("stream", "stream_pack")
     pack = variant in ("pack", "stream_pack")
     nc, inst_c = (1, inst * n * n) if pack else (n, inst)
@@ -116,21 +119,23 @@ def op_counts(variant: str, d: int, L: int, n: int, nu1: int, nu2: int, inst: in
     a_conv = 0.0 if direct_first(variant, n) else a  # first-dimension cts through ScalToMat
     tl, tr, tc, tg = (np.asarray(x, dtype=np.float64) for x in (tl, tr, tc, tg))
     digits = nu2 * tg
-    big_r = 1.0 + _ceil_log2(digits)  # rounds_right
-    rounds = np.maximum(nu1 + 1.0, big_r)
+    g = float(query_buckets)
+    big_r = 1.0 + _ceil_log2(g * digits)  # rounds_right
+    rounds = np.maximum(nu1 + _ceil_log2(g) + 1.0, big_r)
     zero = np.zeros(np.broadcast(tl, tr, tc, tg).shape)
     n_left, n_right = zero.copy(), zero + (0.0 if stream else 1.0)
     if not stream:
         for r in range(1, int(np.max(rounds))):
-            n_left = n_left + np.where(r < rounds, min(2.0 ** (r - 1), a), 0.0)
-            n_right = n_right + np.where(r < big_r, np.minimum(2.0 ** (r - 1), digits), 0.0)
+            n_left = n_left + np.where(r < rounds, min(2.0 ** (r - 1), g * a), 0.0)
+            n_right = n_right + np.where(r < big_r, np.minimum(2.0 ** (r - 1), g * digits), 0.0)
+        n_left, n_right = n_left / g, n_right / g  # this bucket's share
 
     def ks(t: Any, k: Any) -> dict[str, Any]:
         return {"ntt": k * (t + 2) * L, "mac": k * 2 * t * L * d, "decomp": k * t * L * d,
                 "compose": k * L * L * d, "auto": k * 2 * L * d}
 
     exp_l, exp_r = ks(tl, n_left), ks(tr, n_right)
-    query_polys = (a + digits) if stream else 1.0 + zero
+    query_polys = (a + digits) if stream else 1.0 / g + zero
     folds = inst_c * (2.0**nu2 - 1)
     packing = ({"ntt": inst * n * n * (tc + 1) * L, "decomp": inst * n * n * tc * L * d,
                 "compose": zero + inst * n * n * L * L * d,
@@ -194,7 +199,7 @@ def seconds_of_counts(counts: dict[str, dict[str, Any]], d: int, profile: Profil
 
 def _counts_of(p: Parameters) -> dict[str, dict[str, Any]]:
     return op_counts(p.variant, p.poly_len, len(p.moduli), p.n, p.nu_1, p.nu_2, p.instances,
-                     p.t_exp_left, p.t_exp_right, p.t_conv, p.t_gsw)
+                     p.t_exp_left, p.t_exp_right, p.t_conv, p.t_gsw, p.query_buckets)
 
 
 def stage_op_counts(p: Parameters) -> dict[str, dict[str, float]]:

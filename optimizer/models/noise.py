@@ -242,9 +242,10 @@ def direct_first(variant: str, n: int) -> bool:
 
 def chain(variant: str, d: int, q: int, sigma2: float, var_s: float, n: int, nu_1: int,
           nu_2: int, p: Any, t_exp_left: Any, t_exp_right: Any, t_conv: Any,
-          t_gsw: Any) -> Chain:
+          t_gsw: Any, query_buckets: int = 1) -> Chain:
     """The per-stage variances of one response (module docstring); gadget lengths and p may
-    be numpy arrays (broadcast together)."""
+    be numpy arrays (broadcast together). query_buckets G: the query packs G buckets, so the
+    expansion runs the rounds of G·2^ν1 selectors and G·ν2·t_gsw digits."""
     stream = variant in ("stream", "stream_pack")
     pack = variant in ("pack", "stream_pack")
     nc = 1 if pack else n  # the computation's n (pack: n = 1 over n² sub-databases)
@@ -259,10 +260,11 @@ def chain(variant: str, d: int, q: int, sigma2: float, var_s: float, n: int, nu_
     ksm_c = d * sigma2 * mean_c
     sq_g, mean_g = digit_moments(t_gsw, q)
     abs_g = digit_abs_mean_sum(t_gsw, q)
-    digits = nu_2 * np.asarray(t_gsw)
-    # rounds_right = 1 + ceil(log2(ν2·t_gsw)) (1 if ≤ 1 digit); rounds = max(ν1 + 1, that)
+    digits = query_buckets * nu_2 * np.asarray(t_gsw)
+    # rounds_right = 1 + ceil(log2(G·ν2·t_gsw)) (1 if ≤ 1 digit); rounds = max(ν1 + log2 G + 1,
+    # that)
     r_right = 1 + np.where(digits > 1, np.ceil(np.log2(np.maximum(digits, 1))), 0.0)
-    rounds = np.maximum(nu_1 + 1.0, r_right)
+    rounds = np.maximum(nu_1 + math.log2(query_buckets) + 1.0, r_right)
     if stream:  # uploaded fresh encryptions, no expansion
         v_left = sigma2 + 0.0 * ks_l
         v_right = sigma2 + 0.0 * ks_r
@@ -379,7 +381,7 @@ def stage_variances(params: Parameters) -> StageNoise:
     s2 = p.sigma**2
     vs = secret_variance(p.secret_kind, p.secret_plus, p.secret_minus, s2, d)
     c = chain(p.variant, d, p.q, s2, vs, p.n, p.nu_1, p.nu_2, float(p.p), p.t_exp_left,
-              p.t_exp_right, p.t_conv, p.t_gsw)
+              p.t_exp_right, p.t_conv, p.t_gsw, p.query_buckets)
     f = {k: float(v) for k, v in vars(c).items()}
     sigma_g = math.sqrt(float(modswitch_gaussian_variance(f["v_final"], p.q1, p.q2, p.q, d, vs)))
     sigma_fail = math.sqrt(float(modswitch_gaussian_variance(f["v_fail"], p.q1, p.q2, p.q, d, vs)))

@@ -67,13 +67,13 @@ MAX_NU_TOTAL = 30
 
 _INT_FIELDS = (
     "poly_len", "n", "nu_1", "nu_2", "p", "q2_bits", "t_gsw", "t_conv", "t_exp_left",
-    "t_exp_right", "instances", "db_item_size", "records", "record_size",
+    "t_exp_right", "instances", "db_item_size", "records", "record_size", "query_buckets",
 )
 _REQUIRED = (
     "variant", "poly_len", "moduli", "noise_width", "secret_distribution", "n", "nu_1", "nu_2",
     "p", "q2_bits", "t_gsw", "t_conv", "t_exp_left", "t_exp_right", "records", "record_size",
 )
-_OPTIONAL = ("instances", "db_item_size")
+_OPTIONAL = ("instances", "db_item_size", "query_buckets")
 
 
 def _err(field: str, msg: str) -> SpiralpirError:
@@ -144,6 +144,9 @@ class Parameters:
     db_item_size: int
     records: int
     record_size: int
+    # buckets whose indices one query ct carries (runtime batch_query.hpp); 1 = plain queries,
+    # left out of the literal and the canonical string so every other set is unchanged
+    query_buckets: int = 1
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -200,6 +203,8 @@ class Parameters:
     def to_literal(self) -> dict[str, Any]:
         d = asdict(self)
         d["moduli"] = list(self.moduli)
+        if self.query_buckets == 1:
+            del d["query_buckets"]
         return d
 
     def to_json(self, indent: int | None = None) -> str:
@@ -270,6 +275,16 @@ class Parameters:
             t = getattr(self, k)
             if not 1 <= t <= self.q_bits:
                 raise _err(k, f"must be in [1, ceil(log2 q) = {self.q_bits}], got {t}")
+        g = self.query_buckets
+        if g < 1 or g & (g - 1):
+            raise _err("query_buckets", f"must be a power of two >= 1, got {g}")
+        if g > 1 and self.variant in ("stream", "stream_pack"):
+            raise _err("query_buckets",
+                       f"must be 1 for {self.variant} (no query expansion), got {g}")
+        if g > 1 and (2 * g * self.dim0 > d or 2 * g * self.num_gsw_digits > d):
+            raise _err("query_buckets", f"{g} buckets of 2^nu_1 = {self.dim0} selectors and "
+                       f"{self.num_gsw_digits} digits do not fit the {d} coefficients of a query "
+                       "(2·G·2^nu_1 and 2·G·nu_2·t_gsw must be <= poly_len)")
         if self.rounds > ceil_log2(d):
             raise _err("nu_1", f"query expansion needs {self.rounds} rounds > log2(poly_len) = "
                        f"{ceil_log2(d)}; lower nu_1 or nu_2·t_gsw")
@@ -378,13 +393,14 @@ class Parameters:
 
     @property
     def rounds_right(self) -> int:
-        """Expansion rounds on the odd (GSW) branch, round 0 included."""
-        g = self.num_gsw_digits
+        """Expansion rounds on the odd (GSW) branch, round 0 included (the packed shape's:
+        query_buckets·nu_2·t_gsw digits)."""
+        g = self.query_buckets * self.num_gsw_digits
         return 1 + (ceil_log2(g) if g > 1 else 0)
 
     @property
     def rounds(self) -> int:
-        return max(self.nu_1 + 1, self.rounds_right)
+        return max(self.nu_1 + ceil_log2(self.query_buckets) + 1, self.rounds_right)
 
     @property
     def secret_kind(self) -> str:
@@ -430,6 +446,8 @@ class Parameters:
             ("instances", str(self.instances)),
             ("db_item_size", str(self.db_item_size)),
         ]
+        if self.query_buckets != 1:
+            rows.append(("query_buckets", str(self.query_buckets)))
         return "spiralpir-params-v1\n" + "".join(f"{k}={v}\n" for k, v in rows)
 
     def params_hash(self) -> bytes:

@@ -5,8 +5,10 @@ most 2^-40 (models/placement_bound.py); the bucket size is the largest bucket's 
 fresh public seed (models/bucket_layout.py), so every bucket is one database of the same
 shape and one SPIRAL parameter set (one set of public parameters) serves them all. Among the
 w, the plan keeps the one whose batch is cheapest by the objective's per-query figure times B
-(each bucket is answered as one query of the bucket-sized database: today's runtime expands
-and converts every bucket's query on its own).
+(each bucket is answered as one query of the bucket-sized database). Then, for that w, the
+number G of buckets whose indices one query ciphertext carries (runtime batch_query.hpp): each
+G is a full plan of the packed shape (its expansion noise and keys), and the plan keeps the
+largest G within PACKED_CPU_SLACK of unpacked queries' CPU (a request of ceil(B/G) queries).
 """
 
 from __future__ import annotations
@@ -16,12 +18,14 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
+from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.models.bucket_layout import BucketLayout
 from spiralpir.optimizer.models.placement_bound import TARGET_LOG2, log2_failure_bound, min_buckets
 from spiralpir.optimizer.plan.errors import InvalidOption
 from spiralpir.optimizer.plan.planner import Plan, plan
 
 W_CHOICES = (2, 3, 4, 5, 6)
+PACKED_CPU_SLACK = 1.05  # packed queries may cost this much more server CPU per batch
 MAX_BATCH = 4096
 
 
@@ -31,9 +35,13 @@ def _score(doc: dict[str, Any], buckets: int) -> float:
 
 
 def batch_figures(doc: dict[str, Any], layout: BucketLayout, k: int) -> dict[str, Any]:
-    """The batch section of a plan: layout, bound and per-batch / per-record estimates."""
+    """The batch section of a plan: layout, bound and per-batch / per-record estimates. With
+    queries packing G buckets a batch sends ceil(B/G) queries; every bucket's estimated
+    seconds already carry 1/G of its query's expansion (models/cost.py)."""
     est = doc["estimate"]
     b = layout.buckets
+    g = int(doc["params"].get("query_buckets", 1))
+    queries = -(-b // g)
     query, response = int(est["query_bytes"]), int(est["response_bytes"])
     seconds = b * float(est["server_seconds"])
     bound = log2_failure_bound(k, b, layout.w)
@@ -43,10 +51,12 @@ def batch_figures(doc: dict[str, Any], layout: BucketLayout, k: int) -> dict[str
         "log2_failure_bound": None if math.isinf(bound) else bound,
         "failure_bound_source": "union bound over Hall violators (models/placement_bound.py)",
         "buckets_per_index": b / k,
-        "batch_query_bytes": b * query,
+        "query_buckets": g,
+        "batch_queries": queries,
+        "batch_query_bytes": queries * query,
         "batch_response_bytes": b * response,
         "batch_server_seconds": seconds,
-        "per_record_bytes": b * (query + response) / k,
+        "per_record_bytes": (queries * query + b * response) / k,
         "per_record_server_seconds": seconds / k,
         "stored_records": layout.w * layout.records,
         "preprocessed_bytes": b * int(est["preprocessed_db_bytes"]),
@@ -96,4 +106,33 @@ def plan_batch(records: int, record_size: int, k: int, seed: str | None = None,
     if best is None:
         raise InvalidOption("batch", f"no bucket layout fits {records} records")
     _, pl, layout = best
+    if "query_buckets" not in options:
+        pl = _packed(pl, layout, k, record_size, options, considered)
     return BatchPlan(pl, layout, batch_figures(pl.to_json(), layout, k), considered)
+
+
+def _packed(base: Plan, layout: BucketLayout, k: int, record_size: int, options: dict[str, Any],
+            considered: list[dict[str, Any]]) -> Plan:
+    """The plan whose queries pack the most buckets G (a power of two ≤ B) while the batch's
+    estimated server seconds stay within PACKED_CPU_SLACK of unpacked queries': packing
+    divides the request's query count by G, costs at most a little CPU (the expansion tree
+    has as many nodes whether it is one or G trees, plus the keys of log2 G more rounds and
+    possibly longer expansion gadgets for their noise) and grows the one-time public
+    parameters. Every candidate is a full plan of the packed shape, noise included."""
+    best = base
+    limit = PACKED_CPU_SLACK * base.estimate["server_seconds"]
+    g = 2
+    while g <= layout.buckets:
+        try:
+            pl = plan(layout.capacity, record_size, **options, query_buckets=g)
+        except SpiralpirError:
+            break  # no parameters hold G buckets' indices (or their noise): larger G cannot
+        secs = float(pl.estimate["server_seconds"])
+        considered.append({"w": layout.w, "buckets": layout.buckets, "query_buckets": g,
+                           "batch_server_seconds": layout.buckets * secs,
+                           "batch_query_bytes": -(-layout.buckets // g)
+                           * int(pl.estimate["query_bytes"])})
+        if secs <= limit:
+            best = pl
+        g *= 2
+    return best

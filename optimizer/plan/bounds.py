@@ -50,7 +50,7 @@ def lower_bounds(s: Structure, options: Options, profile: Profile) -> tuple[floa
     vmax = _vmax(inst * n * n * d, options.correctness_log2)
     possible = (q1 / q) ** 2 * v_fold_min < vmax
     # objective lower bound: every gadget length at its smallest (time grows with each)
-    one_time, per_db = time_lower_bound(variant, s, t_min, profile)
+    one_time, per_db = time_lower_bound(variant, s, t_min, profile, options.query_buckets)
     bits_tab, q2_tab = _q2_table(d)
     ok = [int(b) for b, v in zip(bits_tab, q2_tab, strict=True) if q1 < v < q]
     if not ok:
@@ -67,4 +67,4 @@ def seconds_lower_bound(s: Structure, options: Options, profile: Profile) -> flo
     over its gadget table (the tie key's first term, plan/ranking.py)."""
     sigma2 = options.noise_width**2 / (2 * math.pi)
     t_min = ring_minima(s.ring.poly_len, s.ring.modulus.q, sigma2)[2]
-    return sum(time_lower_bound(options.variant, s, t_min, profile))
+    return sum(time_lower_bound(options.variant, s, t_min, profile, options.query_buckets))

@@ -186,10 +186,11 @@ def evaluate(s: Structure, records: int, record_size: int, options: Options,
 
     # --- noise (noise.chain: the scalar model's own formulas) ---
     digits = nu2 * g.tg
-    big_r = 1 + _ceil_log2_arr(digits)
-    rounds = np.maximum(nu1 + 1, big_r)
+    buckets = options.query_buckets  # a packed query: the expansion schedule of G buckets
+    big_r = 1 + _ceil_log2_arr(buckets * digits)
+    rounds = np.maximum(nu1 + ceil_log2(buckets) + 1, big_r)
     v_fold = noise.chain(variant, d, qi, sigma2, vs, n, nu1, nu2, p, g.tl, g.tr, g.tc,
-                         g.tg).v_fail  # pack: after packing; FAILURE_MARGIN included
+                         g.tg, buckets).v_fail  # pack: after packing; FAILURE_MARGIN included
     big_a = (q1 / q) ** 2 * v_fold
     slack = vmax - big_a
     bits_tab, q2_tab = _q2_table(d)
@@ -204,7 +205,7 @@ def evaluate(s: Structure, records: int, record_size: int, options: Options,
             q2b = np.where(v >= need, b, q2b)
     # runtime limits; the runtime keeps vanilla's layout limits for every variant
     log2d = ceil_log2(d)
-    feasible = (q2b > 0) & (rounds <= log2d) & (2 * digits <= d)
+    feasible = (q2b > 0) & (rounds <= log2d) & (2 * buckets * digits <= d) & (2 * buckets * a <= d)
 
     # --- sizes (params/sizes.py) ---
     exp_polys = (rounds - 1) * g.tl + big_r * g.tr
@@ -243,7 +244,7 @@ def finish_evaluation(s: Structure, g: Grid, feasible: np.ndarray, q2b: np.ndarr
                       profile: Profile) -> Evaluation:
     """The time (models/cost.py), the caps and the objective of an evaluated structure (every
     variant)."""
-    one_time, per_db = time_split(options.variant, s, g, profile)
+    one_time, per_db = time_split(options.variant, s, g, profile, options.query_buckets)
     feasible = feasible & (params_bytes <= options.max_params_bytes) & (
         response <= options.max_response_bytes) & (query <= options.max_query_bytes)
     obj = objective_value(options, one_time, per_db, response, query)
@@ -251,13 +252,14 @@ def finish_evaluation(s: Structure, g: Grid, feasible: np.ndarray, q2b: np.ndarr
                       obj, options.correctness_log2, per_db)
 
 
-def time_split(variant: str, s: Structure, g: Grid, profile: Profile
+def time_split(variant: str, s: Structure, g: Grid, profile: Profile, query_buckets: int = 1
                ) -> tuple[np.ndarray, np.ndarray]:
     """Predicted (one-time, per-database) server seconds of every gadget combination
     (models/cost.py's one formula; the whole answer is their sum)."""
     ring = s.ring
     d, L = ring.poly_len, len(ring.modulus.moduli)
-    counts = op_counts(variant, d, L, s.n, s.nu_1, s.nu_2, s.instances, g.tl, g.tr, g.tc, g.tg)
+    counts = op_counts(variant, d, L, s.n, s.nu_1, s.nu_2, s.instances, g.tl, g.tr, g.tc, g.tg,
+                       query_buckets)
     secs = seconds_of_counts(counts, d, profile, db_bytes(d, L, s.n, s.nu_1, s.nu_2, s.instances))
     one_time, per_db = split_seconds(secs)
     shape = np.broadcast(g.tl, g.tr, g.tc, g.tg).shape
@@ -268,19 +270,19 @@ def time_split(variant: str, s: Structure, g: Grid, profile: Profile
 _LB_CACHE: dict[tuple[Any, ...], tuple[Profile, tuple[float, float]]] = {}
 
 
-def time_lower_bound(variant: str, s: Structure, t_min: int, profile: Profile
-                     ) -> tuple[float, float]:
+def time_lower_bound(variant: str, s: Structure, t_min: int, profile: Profile,
+                     query_buckets: int = 1) -> tuple[float, float]:
     """(one-time, per-database) server seconds with every gadget length at t_min: lower bounds
     over the grid (each stage's time is non-decreasing in every gadget length). Memoized: the
     search asks for many structures that differ only in p (the time does not depend on it)."""
     ring = s.ring
     key = (id(profile), variant, ring.poly_len, len(ring.modulus.moduli), s.n, s.nu_1, s.nu_2,
-           s.instances, t_min)
+           s.instances, t_min, query_buckets)
     hit = _LB_CACHE.get(key)
     if hit is not None and hit[0] is profile:
         return hit[1]
     g = Grid(*(np.array([t_min]) for _ in range(4)), *(np.zeros(1) for _ in range(5)))
-    one_time, per_db = time_split(variant, s, g, profile)
+    one_time, per_db = time_split(variant, s, g, profile, query_buckets)
     value = (float(one_time[0]), float(per_db[0]))
     if len(_LB_CACHE) > 100_000:
         _LB_CACHE.clear()
@@ -333,6 +335,7 @@ def literal(s: Structure, ev: Evaluation, idx: int, records: int, record_size: i
         "db_item_size": record_size,
         "records": records,
         "record_size": record_size,
+        **({"query_buckets": options.query_buckets} if options.query_buckets != 1 else {}),
     }
 
 

@@ -125,7 +125,7 @@ def _options(records: int, record_size: int, opts: dict[str, Any]) -> tuple[Opti
     kw: dict[str, Any] = {"variant": variant, "prices": prices, "profile": profile}
     for key in ("objective", "blocks", "min_security", "max_query_bytes", "max_params_bytes",
                 "max_response_bytes", "max_db_ratio", "correctness_log2", "noise_width",
-                "poly_lens", "n_max", "security"):
+                "poly_lens", "n_max", "security", "query_buckets"):
         if opts.get(key) is not None:
             kw[key] = opts.pop(key)
         else:

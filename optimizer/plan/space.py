@@ -86,6 +86,7 @@ class Options:
     prices: Prices = field(default_factory=Prices)
     profile: Profile | None = None
     security: SecurityFn | None = None  # default: estimator_security
+    query_buckets: int = 1  # buckets one query packs (batch builds): expansion shared by them
 
     def __post_init__(self) -> None:
         if self.objective not in OBJECTIVES:

@@ -79,6 +79,7 @@ def run_batch_bench(build: Build, layout: BucketLayout, k: int, trials: int = 3,
             "correct": correct, "k": k, "trials": trials, "threads": srv.pool_threads,
             "records": layout.records, "record_size": rs, "w": layout.w,
             "buckets": layout.buckets, "bucket_capacity": layout.capacity,
+            "query_buckets": srv.query_buckets, "batch_queries": len(srv.groups),
             "batch_cpu_seconds": med_cpu, "batch_wall_seconds": statistics.median(wall),
             "batch_stage_seconds": {s: statistics.median(r[s] for r in stage_runs)
                                     for s in stage_runs[0]},

@@ -1,5 +1,6 @@
 """The client side of a batch: place the distinct indices in distinct buckets, send one query
-per bucket in one request, decode the buckets that hold wanted records.
+per bucket (or per G buckets when the build's queries pack G: batch_wire.query_groups) in one
+request, decode the buckets that hold wanted records.
 
 Every bucket gets a query, a real one for a placed index and otherwise a query for a random
 slot of that bucket (a dummy): all are fresh encryptions of the same size and format, so the
@@ -53,9 +54,13 @@ def bucket_queries(keys: ClientKeys, table: BucketTable, wanted: Sequence[int]
     placed = place(list(wanted), table.cand[list(wanted)], layout.buckets)
     slots = {i: (b, table.position(i, b)) for i, b in placed.items()}
     by_bucket = {b: s for b, s in slots.values()}
-    queries = [keys.query(by_bucket[b] if b in by_bucket else secrets.randbelow(layout.capacity))
-               for b in range(layout.buckets)]
-    return queries, slots
+    wanted_slot = [by_bucket[b] if b in by_bucket else secrets.randbelow(layout.capacity)
+                   for b in range(layout.buckets)]
+    per_query = int(keys.lib.params.get("query_buckets", 1))
+    if per_query == 1:
+        return [keys.query(s) for s in wanted_slot], slots
+    return [keys.query_packed([wanted_slot[b] for b in grp])
+            for grp in batch_wire.query_groups(layout.buckets, per_query)], slots
 
 
 def get_many(client: Any, indices: Sequence[int], table: BucketTable) -> BatchResult:
@@ -71,7 +76,7 @@ def get_many(client: Any, indices: Sequence[int], table: BucketTable) -> BatchRe
     t0 = time.perf_counter()
     queries, slots = bucket_queries(client.keys, table, wanted)
     t1 = time.perf_counter()
-    body, r, again, responses = send(client, queries)
+    body, r, again, responses = send(client, queries, layout.buckets)
     t2 = time.perf_counter()
     got = {i: client._value(client.keys.decode(slot, responses[b], client.build.record_size), i)
            for i, (b, slot) in slots.items()}
@@ -86,15 +91,18 @@ def get_many(client: Any, indices: Sequence[int], table: BucketTable) -> BatchRe
     )
 
 
-def send(client: Any, queries: list[bytes]) -> tuple[bytes, Any, int, list[bytes]]:
-    """POST one query per bucket as one batch: (request body, reply, public-parameter bytes
-    uploaded again on the way, the bucket responses in bucket order)."""
+def send(client: Any, queries: list[bytes], buckets: int | None = None
+         ) -> tuple[bytes, Any, int, list[bytes]]:
+    """POST a batch's queries as one request: (request body, reply, public-parameter bytes
+    uploaded again on the way, the ``buckets`` responses in bucket order; default one per
+    query)."""
+    buckets = len(queries) if buckets is None else buckets
     body = batch_wire.pack(queries)
     response_bytes = int(client.build.lib.params["response_bytes"])
-    limit = batch_wire.framed_bytes(len(queries), response_bytes)
+    limit = batch_wire.framed_bytes(buckets, response_bytes)
     r, again = client._post_query(api.BATCH, body, limit)
     if r.status_code != 200:
         client._json(r)
-    responses = batch_wire.unpack(r.content, len(queries), response_bytes,
+    responses = batch_wire.unpack(r.content, buckets, response_bytes,
                                   batch_wire.REPLY_MAGIC, "batch reply")
     return body, r, again, responses

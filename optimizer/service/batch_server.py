@@ -10,7 +10,7 @@ runs on one runtime thread, so the pool's width is the parallelism) and returns 
 responses in bucket order.
 
 The mechanism (B sub-databases answered in one request) only needs the bucket databases;
-which records a bucket holds is the layout's business, so a keyword table's buckets could be
+which records a bucket holds is the layout's business, so another layout's buckets could be
 served the same way.
 """
 
@@ -27,7 +27,7 @@ from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.models.bucket_layout import BucketLayout, BucketTable
 from spiralpir.optimizer.service import batch_wire, store
 from spiralpir.optimizer.service import records as database
-from spiralpir.optimizer.service.binding import Build, PublicParams
+from spiralpir.optimizer.service.binding import Build, PackedExpansion, PublicParams
 from spiralpir.optimizer.service.pir_server import BadBlock, PirServer
 
 BATCH_FILE = "batch.json"  # a batch build's layout, next to its params.json
@@ -96,7 +96,7 @@ class BatchServer(PirServer):
                        preprocessed_dir: Path | str | None, threads: int,
                        **kwargs: Any) -> None:
         """Serve ``buckets`` (equal-shaped databases of ``build``), one store each: the
-        mechanism, whatever layout chose the buckets' records (a keyword table's, say)."""
+        mechanism, whatever layout chose the buckets' records."""
         self.bucket_count = len(buckets)
         paths: list[Path | None] = [None] * self.bucket_count
         if preprocessed_dir is not None:
@@ -113,10 +113,12 @@ class BatchServer(PirServer):
             lambda b: self._load_block(b, blocks[b][0], blocks[b][1], False),
             range(1, self.bucket_count)))
         self.response_bytes = int(build.lib.params["response_bytes"])
+        self.query_buckets = int(build.lib.params.get("query_buckets", 1))
+        self.groups = batch_wire.query_groups(self.bucket_count, self.query_buckets)
 
     @property
     def batch_request_bytes(self) -> int:
-        return batch_wire.framed_bytes(self.bucket_count, self.query_bytes)
+        return batch_wire.framed_bytes(len(self.groups), self.query_bytes)
 
     def answer_versioned(self, client_id: str, query: bytes, pinned: PublicParams | None = None,
                          min_version: int = 0) -> tuple[bytes, dict[str, float], float, int]:
@@ -131,12 +133,16 @@ class BatchServer(PirServer):
                      ) -> tuple[bytes, dict[str, float], float]:
         """The framed responses of every bucket to a framed batch of bucket queries; the
         per-stage seconds summed over the buckets, and the wall seconds."""
-        queries = batch_wire.unpack(body, self.bucket_count, self.query_bytes)
+        queries = batch_wire.unpack(body, len(self.groups), self.query_bytes,
+                                    what=f"batch request ({self.query_buckets} buckets a query)")
         pp = pinned if pinned is not None else self.pin(client_id)
         start = time.perf_counter()
         cpu = time.process_time()
-        answers = list(self._pool.map(lambda b: self.blocks[b].db.answer(pp, queries[b]),
-                                      range(self.bucket_count)))
+        if self.query_buckets == 1:
+            answers = list(self._pool.map(lambda b: self.blocks[b].db.answer(pp, queries[b]),
+                                          range(self.bucket_count)))
+        else:
+            answers = self._answer_packed(pp, queries)
         secs = time.perf_counter() - start
         stages: dict[str, float] = {}
         for _, st in answers:
@@ -146,9 +152,38 @@ class BatchServer(PirServer):
         reply = batch_wire.pack([r for r, _ in answers], batch_wire.REPLY_MAGIC)
         return reply, stages, secs
 
+    def _answer_packed(self, pp: PublicParams, queries: list[bytes]
+                       ) -> list[tuple[bytes, dict[str, float]]]:
+        """Each packed query expanded once (in parallel), then every bucket converted from its
+        slice and answered at once (in parallel: one prepared query per task alive, as with
+        plain queries); per bucket (response, stage seconds), the shared expansion counted in
+        its query's first bucket."""
+        def expand(j: int) -> PackedExpansion:
+            grp = self.groups[j]
+            return self.blocks[grp[0]].db.expand_packed(pp, queries[j], len(grp))
+
+        expansions = list(self._pool.map(expand, range(len(self.groups))))
+        try:
+            def answer(b: int) -> tuple[bytes, dict[str, float]]:
+                j, g = divmod(b, self.query_buckets)
+                db = self.blocks[b].db
+                prepared = db.prepare_bucket(pp, expansions[j], g)
+                try:
+                    resp, st = db.answer_prepared(prepared)
+                finally:
+                    prepared.close()
+                shared = expansions[j].seconds if g == 0 else 0.0
+                return resp, {**prepared.seconds, "expansion": shared, **st}
+
+            return list(self._pool.map(answer, range(self.bucket_count)))
+        finally:
+            for ex in expansions:
+                ex.close()
+
     def bucket_info(self) -> dict[str, Any]:
         """The sizes of a batch of this server's buckets (for GET /v1/params)."""
         return {"request_bytes": self.batch_request_bytes,
+                "query_buckets": self.query_buckets, "queries": len(self.groups),
                 "reply_bytes": batch_wire.framed_bytes(self.bucket_count, self.response_bytes),
                 "response_bytes": self.response_bytes,
                 "parallel_buckets": self.pool_threads}

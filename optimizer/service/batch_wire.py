@@ -1,5 +1,6 @@
-"""The framing of a batch: B equal-length messages (one per bucket, in bucket order) in one
-body, for POST /v1/batch's request (bucket queries) and reply (bucket responses).
+"""The framing of a batch: equal-length messages in one body, for POST /v1/batch's request
+(ceil(B/G) queries, query j carrying buckets j·G .. j·G + G − 1 when the build's queries pack
+G buckets, G = 1: one query per bucket) and reply (B bucket responses, in bucket order).
 
     magic (8 bytes: "SPRLBATQ" request, "SPRLBATR" reply) | version u32 | count u32 |
     message length u64 | count x message           (little-endian)
@@ -26,6 +27,12 @@ HEAD_BYTES = _HEAD.size
 
 class BadBatch(SpiralpirError):
     """A batch body that does not have the expected framing (HTTP 400)."""
+
+
+def query_groups(buckets: int, per_query: int) -> list[range]:
+    """The buckets each query of a request carries: query j holds buckets [j·G, (j+1)·G) ∩
+    [0, B) for a build whose queries pack G = per_query buckets (FORMATS.md §9)."""
+    return [range(j, min(j + per_query, buckets)) for j in range(0, buckets, per_query)]
 
 
 def framed_bytes(count: int, message_bytes: int) -> int:

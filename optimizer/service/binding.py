@@ -63,6 +63,17 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "server_answer_prepared": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, _c_u8_pp,
                                               _c_size_p, ctypes.POINTER(ctypes.c_double)]),
     "prepared_free": (None, [ctypes.c_void_p]),
+    # packed queries (capi_batch.hpp): one query ct carries G buckets' indices
+    "query_buckets": (ctypes.c_uint32, []),
+    "client_query_packed": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint64),
+                                           ctypes.c_size_t, _c_u8_pp, _c_size_p]),
+    "server_expand_packed": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p,
+                                            ctypes.c_size_t, ctypes.c_size_t, _c_void_pp,
+                                            ctypes.POINTER(ctypes.c_double)]),
+    "server_prepare_bucket": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                                             ctypes.c_size_t, _c_void_pp,
+                                             ctypes.POINTER(ctypes.c_double)]),
+    "expansion_free": (None, [ctypes.c_void_p]),
     # record updates (capi_update.hpp)
     "server_copy_db": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p]),
     "server_update_records": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64,
@@ -258,6 +269,11 @@ class ClientKeys(_Handle):
     def query(self, index: int) -> bytes:
         return self.lib.take_buffer("client_query", self.h, ctypes.c_uint64(index))
 
+    def query_packed(self, indices: list[int]) -> bytes:
+        """One packed query: indices[g] for bucket g (1 to ``query_buckets`` of them)."""
+        arr = (ctypes.c_uint64 * len(indices))(*indices)
+        return self.lib.take_buffer("client_query_packed", self.h, arr, len(indices))
+
     def decode(self, index: int, response: bytes, record_size: int) -> bytes:
         out = ctypes.create_string_buffer(record_size)
         self.lib.call("client_decode", self.h, ctypes.c_uint64(index), response, len(response),
@@ -349,6 +365,21 @@ class PreparedQuery:
             pass
 
 
+class PackedExpansion(_Handle):
+    """A packed query after its one expansion (``ServerDb.expand_packed``): each of its
+    ``buckets`` slots is prepared once by ``ServerDb.prepare_bucket``, concurrently if need be;
+    ``seconds``: parse and expansion."""
+
+    FREE = "expansion_free"
+    CLOSED = "expanded query was released"
+
+    def __init__(self, lib: Library, handle: ctypes.c_void_p, buckets: int,
+                 seconds: float) -> None:
+        super().__init__(lib, handle)
+        self.buckets = buckets
+        self.seconds = seconds
+
+
 class ServerDb(_Handle):
     """A server holding one preprocessed database."""
 
@@ -436,6 +467,24 @@ class ServerDb(_Handle):
         h = self.lib.handle_then("server_prepare", (self.h, pp.h, query, len(query)), (secs,))
         return PreparedQuery(self.lib, h, {s: secs[i] for i, s in enumerate(PREPARE_STAGES)},
                              len(query))
+
+    def expand_packed(self, pp: PublicParams, query: bytes, buckets: int) -> PackedExpansion:
+        """A packed query parsed and expanded once, for its first ``buckets`` slots."""
+        self.lib.check_same(pp.lib, "public parameters")
+        secs = (ctypes.c_double * 1)()
+        h = self.lib.handle_then("server_expand_packed", (self.h, pp.h, query, len(query),
+                                                          buckets), (secs,))
+        return PackedExpansion(self.lib, h, buckets, secs[0])
+
+    def prepare_bucket(self, pp: PublicParams, expansion: PackedExpansion, bucket: int
+                       ) -> PreparedQuery:
+        """Slot ``bucket``'s prepared query (conversion of its slice; once per slot)."""
+        self.lib.check_same(pp.lib, "public parameters")
+        self.lib.check_same(expansion.lib, "expanded query")
+        secs = (ctypes.c_double * len(PREPARE_STAGES))()
+        h = self.lib.handle_then("server_prepare_bucket",
+                                 (self.h, pp.h, expansion.h, bucket), (secs,))
+        return PreparedQuery(self.lib, h, {s: secs[i] for i, s in enumerate(PREPARE_STAGES)}, 0)
 
     def answer_prepared(self, prepared: PreparedQuery) -> tuple[bytes, dict[str, float]]:
         """The per-database part: this database's response to a prepared query; seconds per

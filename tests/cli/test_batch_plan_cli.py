@@ -25,9 +25,13 @@ def check_batch_section(doc: dict, records: int, k: int) -> BucketLayout:
     assert lay.capacity == loads.max()
     assert doc["params"]["records"] == lay.capacity  # the bucket database's shape
     est = doc["estimate"]
-    assert batch["batch_query_bytes"] == lay.buckets * est["query_bytes"]
+    g = doc["params"].get("query_buckets", 1)  # buckets per query ct
+    queries = -(-lay.buckets // g)
+    assert batch["query_buckets"] == g and batch["batch_queries"] == queries
+    assert est["log2_failure_probability"] <= -40  # with the packed shape's expansion noise
+    assert batch["batch_query_bytes"] == queries * est["query_bytes"]
     assert batch["per_record_bytes"] == pytest.approx(
-        lay.buckets * (est["query_bytes"] + est["response_bytes"]) / k)
+        (queries * est["query_bytes"] + lay.buckets * est["response_bytes"]) / k)
     return lay
 
 
@@ -42,6 +46,39 @@ def test_plan_batch_json_and_text(monkeypatch: pytest.MonkeyPatch,
     assert res.code == 0, res.err
     assert "cannot fail (no more indices than copies" in res.out and "bucket database" in res.out
     assert "small batches need relatively more buckets" in res.out
+
+
+def test_plan_batch_packs_queries_within_the_cpu_slack(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The chosen G is the largest considered whose batch seconds are within 5% of G = 1's;
+    --query-buckets forces G (1: one query per bucket, as before packing)."""
+    res = run_cli(monkeypatch, capsys, "plan", "--records", "20000", "--record-size", "32",
+                  "--batch", "16", "--json")
+    assert res.code == 0, res.err
+    doc = json.loads(res.out)
+    check_batch_section(doc, 20000, 16)
+    batch = doc["batch"]
+    packed = [c for c in batch["considered"] if "query_buckets" in c]
+    assert packed, "G > 1 considered"
+    base = next(c for c in batch["considered"] if "query_buckets" not in c
+                and c["w"] == batch["w"])
+    ok = [c["query_buckets"] for c in packed
+          if c["batch_server_seconds"] <= 1.05 * base["batch_server_seconds"]]
+    assert batch["query_buckets"] == max(ok, default=1)
+    assert batch["query_buckets"] > 1
+    res = run_cli(monkeypatch, capsys, "plan", "--records", "20000", "--record-size", "32",
+                  "--batch", "16", "--query-buckets", "1", "--json")
+    assert res.code == 0, res.err
+    one = json.loads(res.out)
+    check_batch_section(one, 20000, 16)
+    assert "query_buckets" not in one["params"] and one["batch"]["query_buckets"] == 1
+    res = run_cli(monkeypatch, capsys, "plan", "--records", "20000", "--record-size", "32",
+                  "--batch", "16", "--query-buckets", "4", "--top", "1")
+    assert res.code == 0, res.err
+    assert "G = 4 buckets per query ct" in res.out
+    res = run_cli(monkeypatch, capsys, "plan", "--records", "20000", "--record-size", "32",
+                  "--query-buckets", "4")
+    assert_user_error(res, "--query-buckets goes with --batch")
 
 
 def test_plan_batch_too_large(monkeypatch: pytest.MonkeyPatch,

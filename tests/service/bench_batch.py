@@ -1,7 +1,8 @@
 """Batch benchmark against single queries (printed figures, not a test): one batch of k
 records on a batch build (`generate --batch K`) beside k single queries on the single-database
 build of the same records, in one process, one thread each, server CPU seconds (process time).
-Every record is decrypted and checked.
+Every record is decrypted and checked. G: buckets per query ct (`--query-buckets`), Q: query
+cts per batch (ceil(B/G)); up/down: request and reply bytes per batch.
 
     python3 tests/service/bench_batch.py --single generated/SINGLE BATCH_BUILD... \\
         [--trials 3] [--json]
@@ -80,12 +81,15 @@ def main() -> None:
     print(f"single query ({a.single.name}): {one['cpu_seconds']:.3f} s CPU, "
           f"{one['query_bytes']:,} + {one['response_bytes']:,} B; stages "
           + ", ".join(f"{s} {v * 1e3:.1f} ms" for s, v in one["stages"].items()))
-    print(f"{'build':<24}{'k':>4}{'w':>3}{'B':>5}{'batch CPU':>11}{'x single':>10}"
-          f"{'k singles':>11}{'batch MB':>10}{'x k-sgl B':>10}{'rec/CPU-s':>11}")
+    print(f"{'build':<24}{'k':>4}{'w':>3}{'B':>5}{'G':>4}{'Q':>5}{'batch CPU':>11}"
+          f"{'x single':>10}{'k singles':>11}{'up KB':>9}{'down KB':>9}{'batch MB':>10}"
+          f"{'x k-sgl B':>10}{'rec/CPU-s':>11}")
     for r in rows:
         print(f"{r['build']:<24}{r['k']:>4}{r['w']:>3}{r['buckets']:>5}"
+              f"{r['query_buckets']:>4}{r['batch_queries']:>5}"
               f"{r['batch_cpu_seconds']:>10.3f}s{r['batch_over_single_cpu']:>10.1f}"
-              f"{r['k_singles_cpu_seconds']:>10.3f}s{r['batch_bytes'] / 1e6:>10.2f}"
+              f"{r['k_singles_cpu_seconds']:>10.3f}s{r['batch_request_bytes'] / 1e3:>9.1f}"
+              f"{r['batch_response_bytes'] / 1e3:>9.1f}{r['batch_bytes'] / 1e6:>10.2f}"
               f"{r['batch_over_k_singles_bytes']:>10.2f}{r['records_per_cpu_second']:>11.1f}")
         print("    stages (wall, summed over buckets): " + ", ".join(
             f"{s} {v:.3f} s" for s, v in r["batch_stage_seconds"].items()))

@@ -13,6 +13,7 @@
 #include <array>
 #include <bit>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "spiralpir/rlwe/regev.hpp"
@@ -72,46 +73,38 @@ class ClientCore {
   }
 
   /// The query polynomial (before encryption) for an item: every position written, with masks.
-  static Pc query_message(std::uint64_t item) {
-    const auto loc = ItemLocation<P>::of(item);
-    return query_message(&loc.i, 1, loc.j);
-  }
-  /// The same selecting `count` rows of the first dimension (each with the weight of one) and
-  /// GSW bits encoding `column`: every position written, with masks.
-  static Pc query_message(const std::uint64_t* rows, std::size_t count, std::uint64_t column) {
-    const u128 q = D::q;
+  static Pc query_message(std::uint64_t item) { return query_message(&item, 1); }
+  /// The packed query polynomial of `count` ≤ G items, item g for bucket g (params.hpp: bucket
+  /// g's selectors at 2(g·dim0 + x), its digits at 2(g·digits + y) + 1; buckets ≥ count get none).
+  static Pc query_message(const std::uint64_t* items, std::size_t count) {
     SecretVector<u128> m(D::d, 0);
-    const u128 inv_left = inv_mod128(pow2_mod128(D::rounds, q), q);
-    const u128 inv_right = inv_mod128(pow2_mod128(D::rounds_right, q), q);
-    const u128 first = mulmod_u128(D::delta % q, inv_left, q);
-    for (std::uint64_t x = 0; x < D::dim0; ++x) {
-      std::uint64_t hit = 0;
-      for (std::size_t b = 0; b < count; ++b) hit |= ct::eq_mask(x, rows[b]);
-      m[2 * x] = ct::select128(hit, first, 0);
+    for (std::size_t bucket = 0; bucket < count; ++bucket) {
+      const auto loc = ItemLocation<P>::of(items[bucket]);
+      select_into(m, bucket, &loc.i, 1, loc.j);
     }
-    for (unsigned f = 0; f < P::nu_2; ++f) {
-      const std::uint64_t bit = 0 - ((column >> (P::nu_2 - 1 - f)) & 1);  // a mask
-      for (unsigned k = 0; k < P::t_gsw; ++k) {
-        const std::size_t g = std::size_t{f} * P::t_gsw + k;
-        const u128 zk = pow2_mod128(D::bits_gsw * k, q);
-        m[2 * g + 1] = ct::select128(bit, mulmod_u128(zk, inv_right, q), 0);
-      }
-    }
-    Pc out;
-    for (std::size_t z = 0; z < D::d; ++z) {
-      auto r = crt_decompose<R>(m[z]);
-      for (std::size_t i = 0; i < R::num_primes; ++i) out(i, z) = r[i];
-      secure_wipe(r.data(), sizeof r);
-    }
-    return out;
+    return residues(m);
+  }
+  /// The blocked query polynomial: `count` rows of the first dimension selected (each with the
+  /// weight of one) and GSW bits encoding `column`; every position written, with masks.
+  static Pc query_message(const std::uint64_t* rows, std::size_t count, std::uint64_t column) {
+    SecretVector<u128> m(D::d, 0);
+    select_into(m, 0, rows, count, column);
+    return residues(m);
   }
 
-  /// A query for `item` (fresh randomness from `rng`).
+  /// A query for `item` (fresh randomness from `rng`); with G > 1 it selects in bucket 0 only.
   std::vector<std::uint8_t> query(std::uint64_t item, Csprng& rng) const {
-    if (!index_in_range(item, D::num_items))
-      throw ArgumentError("query: index " + std::to_string(item) + " out of range (capacity " +
-                          std::to_string(D::num_items) + ")");
-    return encrypt(query_message(item), rng);
+    check_item(item, "query");
+    return encrypt_query(query_message(item), rng);
+  }
+  /// The packed query of count ≤ G = D::query_buckets items, items[g] in bucket g
+  /// (batch_query.hpp); the slots from count on carry no index.
+  std::vector<std::uint8_t> query_packed(const std::uint64_t* items, std::size_t count, Csprng& rng) const {
+    if (count < 1 || count > D::query_buckets || items == nullptr)
+      throw ArgumentError("packed query: " + std::to_string(count) + " items, these parameters pack 1 to " +
+                          std::to_string(D::query_buckets) + " buckets per query");
+    for (std::size_t g = 0; g < count; ++g) check_item(items[g], "packed query");
+    return encrypt_query(query_message(items, count), rng);
   }
 
   /// A blocked query (FORMATS.md §11): the first dimension's 2^nu_1 rows split into `blocks`
@@ -130,7 +123,7 @@ class ClientCore {
     if (ok == 0)
       throw ArgumentError("query_blocked: a row outside its block (" + std::to_string(per) +
                           " rows each) or a column not below " + std::to_string(D::dim_rest));
-    return encrypt(query_message(rows, blocks, column), rng);
+    return encrypt_query(query_message(rows, blocks, column), rng);
   }
 
   /// Decodes a response into the plaintexts (one per instance, pt_bytes each, concatenated).
@@ -216,8 +209,46 @@ class ClientCore {
   }
 
  private:
-  /// the seed-compressed scalar Regev encryption of a query message (wiped after use)
-  std::vector<std::uint8_t> encrypt(Pc message, Csprng& rng) const {
+  /// Writes bucket `bucket`'s positions of a query message: `count` first-dimension rows
+  /// selected and the GSW digits of `column`, every position of the bucket written, with masks.
+  static void select_into(SecretVector<u128>& m, std::size_t bucket, const std::uint64_t* rows, std::size_t count,
+                          std::uint64_t column) {
+    const u128 q = D::q;
+    const u128 inv_left = inv_mod128(pow2_mod128(D::rounds, q), q);
+    const u128 inv_right = inv_mod128(pow2_mod128(D::rounds_right, q), q);
+    const u128 first = mulmod_u128(D::delta % q, inv_left, q);
+    const std::size_t x0 = bucket * D::dim0, g0 = bucket * D::num_gsw_digits;
+    for (std::uint64_t x = 0; x < D::dim0; ++x) {
+      std::uint64_t hit = 0;
+      for (std::size_t b = 0; b < count; ++b) hit |= ct::eq_mask(x, rows[b]);
+      m[2 * (x0 + x)] = ct::select128(hit, first, 0);
+    }
+    for (unsigned f = 0; f < P::nu_2; ++f) {
+      const std::uint64_t bit = 0 - ((column >> (P::nu_2 - 1 - f)) & 1);  // a mask
+      for (unsigned k = 0; k < P::t_gsw; ++k) {
+        const std::size_t g = g0 + std::size_t{f} * P::t_gsw + k;
+        const u128 zk = pow2_mod128(D::bits_gsw * k, q);
+        m[2 * g + 1] = ct::select128(bit, mulmod_u128(zk, inv_right, q), 0);
+      }
+    }
+  }
+  /// The message's CRT residues.
+  static Pc residues(const SecretVector<u128>& m) {
+    Pc out;
+    for (std::size_t z = 0; z < D::d; ++z) {
+      auto r = crt_decompose<R>(m[z]);
+      for (std::size_t i = 0; i < R::num_primes; ++i) out(i, z) = r[i];
+      secure_wipe(r.data(), sizeof r);
+    }
+    return out;
+  }
+  static void check_item(std::uint64_t item, const char* what) {
+    if (!index_in_range(item, D::num_items))
+      throw ArgumentError(std::string(what) + ": index " + std::to_string(item) + " out of range (capacity " +
+                          std::to_string(D::num_items) + ")");
+  }
+  /// The seed-compressed scalar Regev encryption of a query message (wiped after use).
+  std::vector<std::uint8_t> encrypt_query(Pc message, Csprng& rng) const {
     Seed seed;
     rng.fill(seed.data(), seed.size());
     SPIRALPIR_CT_PUBLIC(seed.data(), seed.size());  // sent in the clear: the random row's seed

@@ -57,6 +57,8 @@ std::string params_canonical_string() {
   kv("t_exp_right", u(P::t_exp_right));
   kv("instances", u(P::instances));
   kv("db_item_size", u(P::db_item_size));
+  // only when not 1, so every build without packed queries keeps its hash
+  if constexpr (query_buckets_of<P>() != 1) kv("query_buckets", u(query_buckets_of<P>()));
   return s;
 }
 

@@ -5,6 +5,9 @@
 //   using ring = <a type with static constexpr poly_len, num_primes, primes[]>;
 //   variant, noise_width, secret_dist, secret_plus, secret_minus, n, nu_1, nu_2, p, q2_bits,
 //   t_gsw, t_conv, t_exp_left, t_exp_right, instances, db_item_size, num_records, record_size.
+// Optional: query_buckets (G, default 1; batch_query.hpp): one query ct carries the indices of G
+// equal-shaped bucket databases, so the expansion schedule is that of G·2^nu_1 selectors and
+// G·nu_2·t_gsw digits.
 // A type derived from such a struct that shadows some members (e.g. nu_1/nu_2/num_records for a
 // CI-sized twin) is a parameter type too: every member is read as P::member, never via a base.
 //
@@ -64,6 +67,13 @@ concept SpiralParams = requires {
   { P::record_size } -> std::convertible_to<std::uint64_t>;
 };
 
+/// P::query_buckets when P declares it, else 1 (one bucket per query: the plain protocol).
+template <class P>
+constexpr unsigned query_buckets_of() {
+  if constexpr (requires { P::query_buckets; }) return P::query_buckets;
+  else return 1;
+}
+
 namespace detail {
 constexpr std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 }  // namespace detail
@@ -121,10 +131,18 @@ struct Derived {
 
   // ---- query expansion schedule -----------------------------------------------------------
   static constexpr std::uint64_t num_gsw_digits = std::uint64_t{nu_2} * P::t_gsw;
+  /// buckets whose indices one query ct carries (G); the schedule below is for all of them:
+  /// bucket g's selectors at even positions 2(g·dim0 + x), its digits at odd 2(g·digits + y)
+  static constexpr unsigned query_buckets = query_buckets_of<P>();
+  static constexpr unsigned log2_query_buckets = ceil_log2(query_buckets);
+  static constexpr std::uint64_t packed_dim0 = std::uint64_t{query_buckets} << nu_1;
+  static constexpr std::uint64_t packed_gsw_digits = std::uint64_t{query_buckets} * num_gsw_digits;
   /// rounds done on the odd (GSW) branch, round 0 included
-  static constexpr unsigned rounds_right = 1 + (num_gsw_digits > 1 ? ceil_log2(num_gsw_digits) : 0);
+  static constexpr unsigned rounds_right = 1 + (packed_gsw_digits > 1 ? ceil_log2(packed_gsw_digits) : 0);
   /// total expansion rounds
-  static constexpr unsigned rounds = (nu_1 + 1 > rounds_right) ? nu_1 + 1 : rounds_right;
+  static constexpr unsigned rounds = (nu_1 + log2_query_buckets + 1 > rounds_right)
+                                         ? nu_1 + log2_query_buckets + 1
+                                         : rounds_right;
   static constexpr unsigned log2_d = ceil_log2(d);
 
   // ---- sizes (bytes), see FORMATS.md -------------------------------------------------------
@@ -195,7 +213,9 @@ struct Derived {
   static_assert(P::t_gsw <= q_bits && P::t_conv <= q_bits && P::t_exp_left <= q_bits && P::t_exp_right <= q_bits,
                 "gadget length larger than log2 q");
   static_assert(rounds <= log2_d, "query expansion needs at most log2(poly_len) rounds");
-  static_assert(2 * dim0 <= d && 2 * num_gsw_digits <= d, "the query polynomial cannot hold all indices");
+  static_assert(2 * packed_dim0 <= d && 2 * packed_gsw_digits <= d, "the query polynomial cannot hold all indices");
+  static_assert(query_buckets >= 1 && std::has_single_bit(query_buckets), "query_buckets must be a power of two >= 1");
+  static_assert(query_buckets == 1 || !is_stream, "query_buckets > 1 needs query expansion (not a stream variant)");
   static_assert(P::db_item_size >= 1, "db_item_size >= 1");
   static_assert(instances >= 1 && instances * pt_bits >= item_bits &&
                     (instances == 1 || (instances - 1) * pt_bits < item_bits),

@@ -55,16 +55,25 @@ struct QueryPreparation {
     }
     const auto t1 = clock::now();
     if (obs) obs->on_expansion(first, digits);  // (direct_first: first is empty)
+    PreparedQuery<P> out = converted(pp, first, digits, std::move(direct), threads, obs);
+    const auto t2 = clock::now();
+    out.seconds[0] = std::chrono::duration<double>(t1 - t0).count();
+    out.seconds[1] = std::chrono::duration<double>(t2 - t1).count();
+    return out;
+  }
+
+  /// Conversion and tiling of one bucket's expanded cts (direct_first: `direct` are the
+  /// first-dimension matrices, no ScalToMat); seconds are left to the caller.
+  static PreparedQuery<P> converted(const PublicParams<P>& pp, const std::vector<RegevCt<R>>& first,
+                                    const std::vector<RegevCt<R>>& digits, std::vector<MatN> direct,
+                                    unsigned threads, StageObserver<C>* obs = nullptr) {
     PreparedQuery<P> out;
     std::vector<MatN> first_mats;
     S::convert(first, digits, pp.keys().comp, threads, first_mats, out.gsw);
     if constexpr (V::direct_first) first_mats = std::move(direct);  // no ScalToMat
     out.first = FirstDim<C>::tile(first_mats, threads);
-    const auto t2 = clock::now();
     if (obs) obs->on_conversion(first_mats, out.gsw);
     if constexpr (V::pack) out.pack_keys = pp.shared();
-    out.seconds[0] = std::chrono::duration<double>(t1 - t0).count();
-    out.seconds[1] = std::chrono::duration<double>(t2 - t1).count();
     return out;
   }
 

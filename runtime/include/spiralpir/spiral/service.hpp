@@ -42,7 +42,8 @@ std::string params_json() {
     << ",\"items_per_plaintext\":" << D::items_per_pt << ",\"capacity\":" << D::num_items
     << ",\"public_params_bytes\":" << D::public_params_bytes << ",\"query_bytes\":" << D::query_bytes
     << ",\"response_bytes\":" << D::response_bytes << ",\"preprocessed_db_bytes\":" << D::preprocessed_db_bytes
-    << ",\"lazy_terms\":" << D::lazy_terms << ",\"params_hash\":\"";
+    << ",\"lazy_terms\":" << D::lazy_terms << ",\"query_buckets\":" << D::query_buckets
+    << ",\"params_hash\":\"";
   const auto& h = params_hash<P>();
   static const char* hex = "0123456789abcdef";
   for (auto b : h) o << hex[b >> 4] << hex[b & 15];

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -120,15 +121,21 @@ struct ServerStages {
     }
   }
 
-  /// Coefficient expansion: returns (first-dimension cts [dim0], GSW-digit cts [nu_2·t_gsw]).
+  /// Coefficient expansion: returns (first-dimension cts [buckets·dim0], GSW-digit cts
+  /// [buckets·nu_2·t_gsw]), bucket g's at [g·dim0, (g+1)·dim0) and [g·digits, (g+1)·digits)
+  /// (buckets ≤ D::query_buckets; 1 = the first bucket only, the plain query).
   /// Round r turns each live ct j < 2^r into j and j + 2^r. Tasks are (ct, residue) pairs, the
   /// right-gadget cts (t_exp_right digits, the costly ones) first: the early rounds have only 1,
   /// 2, 4 cts, so splitting by residue is what keeps every thread busy there.
   static void expand(const RegevCt<R>& query, const ExpandedPublicParams<P>& pp, unsigned threads,
-                     std::vector<RegevCt<R>>& first, std::vector<RegevCt<R>>& digits) {
+                     std::vector<RegevCt<R>>& first, std::vector<RegevCt<R>>& digits, unsigned buckets = 1) {
     constexpr std::size_t np = R::num_primes;
+    if (buckets < 1 || buckets > D::query_buckets)
+      throw ArgumentError("expand: " + std::to_string(buckets) + " buckets, these parameters pack 1 to " +
+                          std::to_string(D::query_buckets));
+    const std::size_t n_first = buckets * D::dim0, n_digits = buckets * D::num_gsw_digits;
     const std::size_t total = std::size_t{1} << D::rounds;
-    const std::size_t limit_even = 2 * D::dim0, limit_odd = 2 * D::num_gsw_digits;
+    const std::size_t limit_even = 2 * n_first, limit_odd = 2 * n_digits;
     // cts are allocated when they become live, by the tasks (no serial allocation of them all)
     std::vector<std::optional<RegevCt<R>>> cur(total);
     std::vector<char> live(total, 0);
@@ -149,7 +156,7 @@ struct ServerStages {
         }
       // descendants of j + half are ≡ j + half mod 2^(r+1); needed iff below their branch limit
       auto needs_hi = [&](std::size_t j) {
-        return (r == 0) ? D::num_gsw_digits > 0 : j + half < ((j & 1) != 0 ? limit_odd : limit_even);
+        return (r == 0) ? n_digits > 0 : j + half < ((j & 1) != 0 ? limit_odd : limit_even);
       };
       if (ta.size() < order.size()) ta.resize(order.size());
       parallel_for(threads, order.size(), [&](std::size_t x) {
@@ -182,11 +189,11 @@ struct ServerStages {
     }
     first.clear();
     digits.clear();
-    first.reserve(D::dim0);
-    digits.reserve(D::num_gsw_digits);
+    first.reserve(n_first);
+    digits.reserve(n_digits);
     auto take = [&](std::size_t x) { return cur[x] ? std::move(*cur[x]) : RegevCt<R>{}; };
-    for (std::size_t i = 0; i < D::dim0; ++i) first.push_back(take(2 * i));
-    for (std::size_t g = 0; g < D::num_gsw_digits; ++g) digits.push_back(take(2 * g + 1));
+    for (std::size_t i = 0; i < n_first; ++i) first.push_back(take(2 * i));
+    for (std::size_t g = 0; g < n_digits; ++g) digits.push_back(take(2 * g + 1));
   }
 
   /// ScalToMat from precomputed conv digits of a (NTT, dig_a[0..t_conv)) and b (NTT): column i < n
