@@ -494,8 +494,9 @@ def test_get_key_from_a_keyword_server(keyword_server: tuple[ServerProcess, dict
         }
         let byIndex;
         try { await c.get(0); } catch (e) { byIndex = e.message; }
+        const asBytes = Array.from(await c.getKey(new TextEncoder().encode("text")));
         c.close();
-        return { got, byIndex };
+        return { got, byIndex, asBytes };
     }""", present + absent)
     sizes = set()
     for key, (value, q, r, bins) in zip(present + absent, out["got"], strict=True):
@@ -504,6 +505,7 @@ def test_get_key_from_a_keyword_server(keyword_server: tuple[ServerProcess, dict
         sizes.add((q, r, bins))
     assert len(sizes) == 1 and next(iter(sizes))[2] == 2, sizes
     assert "getKey" in out["byIndex"]
+    assert bytes(out["asBytes"]) == pairs["text"]  # a Uint8Array key is those bytes
 
 
 def test_page_looks_up_a_key(keyword_server: tuple[ServerProcess, dict[str, bytes]],
