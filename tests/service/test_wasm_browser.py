@@ -1,5 +1,7 @@
 """The WebAssembly client in a real browser: headless Chromium (Debian's, driven by Playwright)
-against real `spiralpir serve` processes of generated/demo on loopback.
+against real `spiralpir serve` processes of generated/demo on loopback (index, batch and
+keyword servers; a keyword server's values are checked against the key file the test wrote,
+its hashing against hashlib and the Python client's).
 
 Records are checked against an oracle independent of the code under test: the sample
 database's record i is SHA-256 of i as 8 big-endian bytes, and a values database's records
@@ -221,6 +223,7 @@ def test_errors_are_readable_in_the_page(wasm_demo: wasm_client.WasmClient, samp
                                                 f"http://127.0.0.1:{dead}"),
             ("server=/nowhere", "the server answered 404"),
             ("", "index 70000 out of range: the server holds 65536 records"),
+            ("key=alice", "?key=alice: this server holds no keyword table"),
         ]:
             record, error, _ = look_up(page, f"{srv.url}/?index=70000&{query}")
             assert expect in error and record == "", (query, error)
