@@ -30,7 +30,8 @@ def test_package_data_covers_what_the_build_reads() -> None:
     assert "profiles/*.json" in data["spiralpir.optimizer.models"]
     assert "*.j2" in data["spiralpir.templates"]
     # the WebAssembly client's module template and serve's page
-    assert {"wasm_client.mjs", "wasm_batch.mjs"} <= set(data["spiralpir.optimizer.build"])
+    assert {"wasm_client.mjs", "wasm_batch.mjs", "wasm_keyword.mjs"} <= \
+        set(data["spiralpir.optimizer.build"])
     assert "web/*" in data["spiralpir.optimizer.service"]
     runtime = data["spiralpir.runtime"]
     assert {"CMakeLists.txt", "cmake/*", "include/**/*", "src/*"} <= set(runtime)

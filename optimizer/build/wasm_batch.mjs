@@ -158,15 +158,14 @@ export function pack(messages) {
 }
 
 /** The reply's `count` messages of `size` bytes each, or an error naming the field. */
-export function unpack(body, count, size) {
-  const what = "the server's batch reply";
+export function unpack(body, count, size, what = "the server's batch reply") {
   if (body.length < HEAD_BYTES) throw new BatchError(`${what}: ${body.length} bytes, no head`);
   const view = new DataView(body.buffer, body.byteOffset, body.byteLength);
   const magic = new TextDecoder().decode(body.subarray(0, 8));
   if (magic !== REPLY_MAGIC) throw new BatchError(`${what}: magic ${JSON.stringify(magic)}`);
   if (view.getUint32(8, true) !== 1) throw new BatchError(`${what}: version ${view.getUint32(8, true)}`);
   if (view.getUint32(12, true) !== count) {
-    throw new BatchError(`${what}: ${view.getUint32(12, true)} buckets, this layout has ${count}`);
+    throw new BatchError(`${what}: ${view.getUint32(12, true)} messages, expected ${count}`);
   }
   if (view.getBigUint64(16, true) !== BigInt(size)) {
     throw new BatchError(`${what}: message length ${view.getBigUint64(16, true)}, expected ${size}`);

@@ -5,7 +5,9 @@
 //   const c = await Client.connect(url);     // GET /v1/params; keys from IndexedDB or new
 //   const record = await c.get(index);      // Uint8Array: the record (a value's exact bytes)
 //   const records = await c.getMany([3, 17, 3]);  // a batch server: one request (POST /v1/batch)
-//   c.lastLookup                            // sizes and seconds of the last get()/getMany()
+//   const value = await c.getKey("alice");  // a keyword server: Uint8Array, or null when absent
+//                                           // (a string is its UTF-8 bytes; POST /v1/keyword)
+//   c.lastLookup                            // sizes and seconds of the last lookup
 //   c.close();
 //
 // The secret keys never leave the page: IndexedDB (database "spiralpir", one entry per server
@@ -13,6 +15,7 @@
 // parameters are uploaded once per server; a server that no longer knows the id (restarted,
 // evicted it) gets them again, transparently. Randomness: crypto.getRandomValues only.
 import { BucketTable, layoutOf, pack, place, randomBelow, unpack } from "./batch.mjs";
+import { locate, matchingItem, tableOf } from "./keyword.mjs";
 import createSpiralpirModule from "__SPIRALPIR_LOADER__";
 
 const PREFIX = "__SPIRALPIR_PREFIX__"; // the C ABI's prefix
@@ -99,6 +102,21 @@ export class Core {
     }
   }
 
+  /** BLAKE2b of data under key and person (RFC 7693, as Python's hashlib.blake2b) */
+  blake2b(data, key, person, digestBytes) {
+    const m = this.m;
+    const out = m._malloc(64);
+    try {
+      return this.withBytes(data, (d) => this.withBytes(key, (k) => this.withBytes(person, (p) => {
+        this.check(this.fn("blake2b")(out, digestBytes, d, data.length, k, key.length, p,
+          person.length), "blake2b");
+        return m.HEAPU8.slice(out, out + digestBytes);
+      })));
+    } finally {
+      m._free(out);
+    }
+  }
+
   /** fresh keys (crypto.getRandomValues) */
   newKeys() {
     return new Keys(this, this.handle("client_new", (slot) => this.fn("client_new")(0, slot)));
@@ -133,6 +151,27 @@ export class Keys {
       (p, l) => this.core.fn("client_query")(this.h, BigInt(index), p, l));
   }
 
+  /** one query selecting rows[j] in row block j and column `column` (a keyword lookup) */
+  queryBlocked(rows, column) {
+    const core = this.core;
+    const m = core.m;
+    const arr = m._malloc(8 * Math.max(1, rows.length));
+    try {
+      rows.forEach((r, j) => m.HEAPU32.set([r, 0], (arr >> 2) + 2 * j)); // u64 LE, rows < 2^32
+      return core.take("client_query_blocked", (p, l) => core.fn("client_query_blocked")(this.h,
+        arr, rows.length, BigInt(column), p, l));
+    } finally {
+      m._free(arr);
+    }
+  }
+
+  /** every instance's plaintext of one response, concatenated (a keyword bin's records) */
+  decodePlaintexts(response) {
+    const core = this.core;
+    return core.withBytes(response, (resp) => core.take("client_decode_plaintexts",
+      (p, l) => core.fn("client_decode_plaintexts")(this.h, resp, response.length, p, l)));
+  }
+
   /** the record (record_size bytes, as stored) from a response to query(index) */
   decode(index, response, recordSize) {
     const core = this.core;
@@ -156,13 +195,13 @@ export class Keys {
 }
 
 /** a value's exact bytes from a length-prefixed record (runtime/FORMATS.md 5.2) */
-export function unframe(record, index) {
+export function unframe(record, what) {
   const size = record.length;
   const w = size - 1 < 2 ** 8 ? 1 : size - 2 < 2 ** 16 ? 2 : 4;
   let length = 0;
   for (let i = w - 1; i >= 0; i--) length = length * 256 + record[i];
   if (length > size - w) {
-    throw new SpiralpirError(`record ${index}: its length field says ${length} bytes, more than ` +
+    throw new SpiralpirError(`${what}: its length field says ${length} bytes, more than ` +
       `the ${size - w} a ${size}-byte record holds`);
   }
   return record.slice(w, w + length);
@@ -242,6 +281,7 @@ export class Client {
     this.lastLookup = null;
     this.retries = { busy: 0, setup: 0 };
     this.batch = info.batch ? null : undefined; // a batch server's BucketTable, made on first use
+    this.keyword = info.keyword ? null : undefined; // a keyword server's table, checked on first use
   }
 
   /** A client of the server at `url` (default: this page's origin). */
@@ -256,11 +296,9 @@ export class Client {
       throw new SpiralpirError(`the server at ${base} runs the ${info.ci ? "CI-sized twin" : "full build"} ` +
         `of '${BUILD}', this client the ${CI ? "CI-sized twin" : "full build"}`);
     }
-    const kind = info.keyword ? "values by key"
-      : (info.blocks?.length ?? 1) > 1 ? `${info.blocks.length} streamed blocks` : null;
-    if (kind) {
-      throw new SpiralpirError(`the server at ${base} answers ${kind}, which this browser client ` +
-        "does not do yet: use `spiralpir query`");
+    if ((info.blocks?.length ?? 1) > 1) {
+      throw new SpiralpirError(`the server at ${base} answers ${info.blocks.length} streamed ` +
+        "blocks, which this browser client does not do yet: use `spiralpir query`");
     }
     if (!["fixed", "length-prefixed", undefined].includes(info.values)) {
       throw new SpiralpirError(`the server stores values as ${JSON.stringify(info.values)}, which this client does not know`);
@@ -359,7 +397,7 @@ export class Client {
     // decoded at the build's size, then cut to the server's records (as the native client)
     const record = this.keys.decode(slot, response, this.core.params.record_size)
       .slice(0, this.recordSize);
-    return this.values === "length-prefixed" ? unframe(record, index) : record;
+    return this.values === "length-prefixed" ? unframe(record, `record ${index}`) : record;
   }
 
   figures(r, fields, times) {
@@ -375,6 +413,10 @@ export class Client {
     if (this.batch !== undefined) {
       throw new SpiralpirError(`the server at ${this.url} keeps its records in the buckets of a ` +
         "batch build: fetch them with getMany([...])");
+    }
+    if (this.keyword !== undefined) {
+      throw new SpiralpirError(`the server at ${this.url} holds a keyword table: look values up ` +
+        "by key with getKey(key)");
     }
     this.checkIndex(index);
     let uploaded = await this.setup(); // before the clock: the round trip is the query's alone
@@ -394,6 +436,39 @@ export class Client {
       responseBytes: resp.length, publicParamsBytesUploaded: uploaded }, [t0, t1, t2,
       performance.now()]);
     return record;
+  }
+
+  /** The value of `key` (a string: its UTF-8 bytes) on a keyword server, exactly its bytes, or
+   * null when the server has no such key. One query of the build's size selecting the key's h
+   * candidate bins, the same for any key, present or absent; every slot of every decoded bin
+   * is compared with the key's tag. */
+  async getKey(key) {
+    if (this.keyword === undefined) {
+      throw new SpiralpirError(`the server at ${this.url} holds no keyword table: look records ` +
+        "up by index with get(index)");
+    }
+    const raw = typeof key === "string" ? new TextEncoder().encode(key) : key;
+    if (!(raw instanceof Uint8Array)) throw new SpiralpirError("getKey: a key is a string or a Uint8Array");
+    this.keyword ??= tableOf(this.info.keyword, this.core.params);
+    const table = this.keyword;
+    let uploaded = await this.setup();
+    const t0 = performance.now();
+    const { column, rows, tag } = locate(table, raw, (...a) => this.core.blake2b(...a));
+    const q = this.keys.queryBlocked(rows, column);
+    const t1 = performance.now();
+    const [r, again] = await this.postQuery("/v1/keyword", q);
+    uploaded += again;
+    const reply = new Uint8Array(await r.arrayBuffer());
+    const t2 = performance.now();
+    const responses = unpack(reply, table.h, this.responseBytes, "the server's keyword reply");
+    const bins = responses.map((resp) => this.keys.decodePlaintexts(resp));
+    const item = matchingItem(table, tag, bins, this.core.params.record_size);
+    bins.forEach((b) => b.fill(0));
+    const value = item === null ? null : unframe(item, `the slot of key ${JSON.stringify(String(key))}`);
+    this.figures(r, { key: String(key), found: value !== null, bins: table.h,
+      recordBytes: value?.length ?? 0, queryBytes: q.length, responseBytes: reply.length,
+      publicParamsBytesUploaded: uploaded }, [t0, t1, t2, performance.now()]);
+    return value;
   }
 
   /** Records `indices` (in that order, duplicates allowed) from a batch server in one

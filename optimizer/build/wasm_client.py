@@ -8,6 +8,7 @@ portable kernels, compiled by ``em++`` (Debian's ``emscripten``; $EMXX overrides
     spiralpir_NAME.js     Emscripten's loader (an ES module factory)
     client.mjs            the ES module a page imports (wasm/client.mjs, see its header)
     batch.mjs             its batch layout, placement and framing (getMany)
+    keyword.mjs           a keyword table's hashing (BLAKE2b in the wasm) and slot matching (getKey)
     build.json            what the files were built from: a later build with the same inputs
                           is skipped
 
@@ -42,6 +43,7 @@ from spiralpir.optimizer.errors import SpiralpirError
 
 MODULE_TEMPLATE = Path(__file__).with_name("wasm_client.mjs")
 BATCH_MODULE = Path(__file__).with_name("wasm_batch.mjs")  # copied as batch.mjs
+KEYWORD_MODULE = Path(__file__).with_name("wasm_keyword.mjs")  # copied as keyword.mjs
 COMPILE_FLAGS = ("-std=c++20", "-O2", "-DNDEBUG", "-Wall", "-Wextra", "-fwasm-exceptions")
 # an ES module factory for browsers and workers, no eval/new Function (the page's CSP allows
 # 'wasm-unsafe-eval' only), no file system, 64-bit arguments as BigInt, memory that grows
@@ -51,7 +53,8 @@ LINK_FLAGS = ("-O2", "-fwasm-exceptions", "-sMODULARIZE=1", "-sEXPORT_ES6=1",
               "-sALLOW_MEMORY_GROWTH=1", "-sEXPORTED_RUNTIME_METHODS=UTF8ToString")
 CLIENT_FUNCTIONS = ("last_error", "free", "params_json", "variant", "client_new", "client_save",
                     "client_load", "client_free", "client_public_params", "client_query",
-                    "client_decode")
+                    "client_decode", "client_query_blocked", "client_decode_plaintexts",
+                    "blake2b")
 INSTANCE_MACRO = re.compile(r"^SPIRALPIR_DEFINE_C_API\((\w+), (\w+)\)$", re.MULTILINE)
 EMXX_HINT = ("install Emscripten (Debian: apt-get install emscripten) or set $EMXX to em++")
 
@@ -95,6 +98,7 @@ class WasmClient:
     def files(self) -> dict[str, Path]:
         """The served files by their name under /wasm/."""
         return {"client.mjs": self.module, "batch.mjs": self.directory / "batch.mjs",
+                "keyword.mjs": self.directory / "keyword.mjs",
                 self.loader.name: self.loader, self.wasm.name: self.wasm}
 
 
@@ -118,7 +122,7 @@ def _inputs_hash(cc: Compiler, runtime: Path, source_dir: Path, ci: bool, simd: 
                  str(ci), str(simd)):
         h.update(part.encode() + b"\0")
     for path in (source_dir / "params.hpp", source_dir / "params.json", MODULE_TEMPLATE,
-                 BATCH_MODULE):
+                 BATCH_MODULE, KEYWORD_MODULE):
         h.update(path.read_bytes() + b"\0")
     return h.hexdigest()
 
@@ -187,7 +191,9 @@ def _build(client: WasmClient, cc: Compiler, runtime: Path, source_dir: Path, in
                       "-o", str(tmp / client.loader.name)], f"linking {client.wasm.name}")
         (tmp / client.module.name).write_text(_module_text(client, source_dir.name, ci))
         shutil.copy(BATCH_MODULE, tmp / "batch.mjs")
-        for name in (client.wasm.name, client.loader.name, client.module.name, "batch.mjs"):
+        shutil.copy(KEYWORD_MODULE, tmp / "keyword.mjs")
+        for name in (client.wasm.name, client.loader.name, client.module.name, "batch.mjs",
+                     "keyword.mjs"):
             os.replace(tmp / name, client.directory / name)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -56,12 +56,13 @@ def test_without_emxx_a_client_built_elsewhere_is_served(tmp_path: Path,
     monkeypatch.setenv("EMXX", "no-such-em++")
     src = demo_copy(tmp_path)
     (src / "wasm").mkdir()
-    for name in ("client_ci.mjs", "batch.mjs", "spiralpir_demo_ci.js", "spiralpir_demo_ci.wasm"):
+    for name in ("client_ci.mjs", "batch.mjs", "keyword.mjs", "spiralpir_demo_ci.js",
+                 "spiralpir_demo_ci.wasm"):
         (src / "wasm" / name).write_text("built elsewhere")
     page = prepare_page(src, True, tmp_path / "build", True, ())
     assert page.wasm_files is not None
     assert {k: v.name for k, v in page.wasm_files.items()} == {
-        "client.mjs": "client_ci.mjs", "batch.mjs": "batch.mjs",
+        "client.mjs": "client_ci.mjs", "batch.mjs": "batch.mjs", "keyword.mjs": "keyword.mjs",
         "spiralpir_demo_ci.js": "spiralpir_demo_ci.js",
         "spiralpir_demo_ci.wasm": "spiralpir_demo_ci.wasm"}
     # the full build's client is not there: no page client for it

@@ -1,7 +1,8 @@
 """The WebAssembly client against the native one (printed figures, not a test): key generation
 (new keys and their public parameters), query generation and decoding, in headless Chromium
 and through the native library, for each build given; then whole lookups in the page of a
-real `spiralpir serve` of generated/demo once its keys exist. Min and median after warm-up.
+real `spiralpir serve` of generated/demo once its keys exist, by index and, on a keyword table
+of generated/demo's database, by key (present and absent in turn). Min and median after warm-up.
 
     python3 tests/service/bench_wasm.py [generated/demo generated/spiral_2e20x256b] \\
         [--trials 20] [--simd] [--json]
@@ -15,6 +16,7 @@ and measures it beside the plain one.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import shutil
 import statistics
@@ -23,15 +25,17 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from spiralpir.optimizer.build import builder, wasm_client
+from spiralpir.optimizer.models.cuckoo_layout import tag_bytes_for
 from spiralpir.optimizer.service import sample_db as sampledb
 from spiralpir.optimizer.service.binding import Build, ClientKeys
 
 REPO = Path(__file__).resolve().parents[2]
+DEMO = REPO / "generated" / "demo"
 CHROMIUM = "/usr/bin/chromium"
 ORIGIN = "http://bench.invalid"  # served by Playwright's router, no network
 CONTENT_TYPES = {".mjs": "text/javascript", ".js": "text/javascript", ".wasm": "application/wasm",
@@ -124,52 +128,80 @@ def in_browser(browser: Any, client: wasm_client.WasmClient, trials: int, reps: 
     return out
 
 
+@contextlib.contextmanager
+def serving(args: list[str]) -> Iterator[str]:
+    """A `spiralpir serve` process of ``args`` on a free port: its URL."""
+    proc = subprocess.Popen([sys.executable, "-m", "spiralpir.optimizer.cli", "serve", *args,
+                             "--port", "0", "--threads", "1", "--quiet"], stdout=subprocess.PIPE,
+                            text=True, stderr=subprocess.DEVNULL)
+    try:
+        assert proc.stdout is not None
+        url = ""
+        for line in proc.stdout:
+            if line.startswith("listening on "):
+                url = line.split()[-1]
+                break
+        assert url, "the server did not start"
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def page_runs(browser: Any, trials: int, url_of: Callable[[int], str]
+              ) -> dict[str, list[float]]:
+    """Whole lookups in the page at url_of(t), keys already made: the lookup as the page
+    times it, and the page's load to the record shown."""
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    out: dict[str, list[float]] = {"lookup": [], "page_load_to_record": [],
+                                   "client_work": [], "server": []}
+    for t in range(trials + WARMUP + 1):  # the first makes the keys and uploads
+        t0 = time.perf_counter()
+        page.goto(url_of(t))
+        page.wait_for_selector("body[data-state=done], body[data-state=error]",
+                               state="attached", timeout=60_000)
+        wall = time.perf_counter() - t0
+        err = page.inner_text("#error")
+        assert not err, err
+        rows = dict(r.split("\t", 1) for r in page.locator("#figures tr").all_inner_texts())
+        if t <= WARMUP:
+            continue
+        sec = {k: float(rows[k].removesuffix(" ms")) / 1e3 for k in
+               ("whole lookup", "query generation", "decoding", "of which the server")}
+        out["lookup"].append(sec["whole lookup"])
+        out["page_load_to_record"].append(wall)
+        out["client_work"].append(sec["query generation"] + sec["decoding"])
+        out["server"].append(sec["of which the server"])
+    ctx.close()
+    return out
+
+
 def page_lookups(browser: Any, trials: int) -> dict[str, list[float]]:
-    """Whole lookups in the page of a real server of generated/demo, keys already made:
-    client.get() as the page times it, and the page's load to the record shown."""
-    src = REPO / "generated" / "demo"
+    """Index lookups in the page of a real server of generated/demo."""
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "sample.db"
         sampledb.write_sample_db(db)
-        proc = subprocess.Popen([sys.executable, "-m", "spiralpir.optimizer.cli", "serve",
-                                 "--build", str(src), "--db", str(db), "--port", "0",
-                                 "--threads", "1", "--quiet"], stdout=subprocess.PIPE,
-                                text=True, stderr=subprocess.DEVNULL)
-        try:
-            assert proc.stdout is not None
-            url = ""
-            for line in proc.stdout:
-                if line.startswith("listening on "):
-                    url = line.split()[-1]
-                    break
-            assert url, "the server did not start"
-            ctx = browser.new_context()
-            page = ctx.new_page()
-            out: dict[str, list[float]] = {"lookup": [], "page_load_to_record": [],
-                                           "client_work": [], "server": []}
-            for t in range(trials + WARMUP + 1):  # the first makes the keys and uploads
-                t0 = time.perf_counter()
-                page.goto(f"{url}/?index={(t * 7919) % 65536}")
-                page.wait_for_selector("body[data-state=done], body[data-state=error]",
-                                       state="attached", timeout=60_000)
-                wall = time.perf_counter() - t0
-                err = page.inner_text("#error")
-                assert not err, err
-                rows = dict(r.split("\t", 1) for r in
-                            page.locator("#figures tr").all_inner_texts())
-                if t <= WARMUP:
-                    continue
-                sec = {k: float(rows[k].removesuffix(" ms")) / 1e3 for k in
-                       ("whole lookup", "query generation", "decoding", "of which the server")}
-                out["lookup"].append(sec["whole lookup"])
-                out["page_load_to_record"].append(wall)
-                out["client_work"].append(sec["query generation"] + sec["decoding"])
-                out["server"].append(sec["of which the server"])
-            ctx.close()
-            return out
-        finally:
-            proc.terminate()
-            proc.wait(timeout=30)
+        with serving(["--build", str(DEMO), "--db", str(db)]) as url:
+            return page_runs(browser, trials, lambda t: f"{url}/?index={(t * 7919) % 65536}")
+
+
+def page_key_lookups(browser: Any, trials: int, keys: int) -> dict[str, list[float]]:
+    """Key lookups (present and absent keys in turn) in the page of a real keyword server:
+    generated/demo's database as a table of ``keys`` keys (h = 2) with 8-byte values."""
+    params = Build(builder.build(DEMO, show_progress=False, targets=["library"])).lib.params
+    m = int(params["items_per_plaintext"])
+    shape = {"h": 2, "rows": 1 << int(params["nu_1"]), "columns": 1 << int(params["nu_2"]),
+             "slots": m, "tag_bytes": tag_bytes_for(2, m), "slot_size": int(params["record_size"])}
+    with tempfile.TemporaryDirectory() as tmp:
+        kv, table = Path(tmp) / "kv.jsonl", Path(tmp) / "keyword.json"
+        kv.write_text("".join(json.dumps({"key": f"user-{i}", "value": f"{i:08d}"}) + "\n"
+                              for i in range(keys)))
+        table.write_text(json.dumps({"keyword": shape}))
+        with serving(["--build", str(DEMO), "--db", str(kv), "--keyword-table", str(table),
+                      "--no-cache"]) as url:
+            return page_runs(browser, trials, lambda t: f"{url}/?key=user-"
+                             f"{(t * 7919) % keys if t % 2 else keys + t}")
 
 
 def summary(samples: list[float]) -> dict[str, float]:
@@ -183,6 +215,8 @@ def main() -> None:
     ap.add_argument("--trials", type=int, default=20)
     ap.add_argument("--reps", type=int, default=5, help="operations per timed sample")
     ap.add_argument("--simd", action="store_true", help="also a SIMD128 build of each client")
+    ap.add_argument("--keys", type=int, default=20_000,
+                    help="keys of the keyword table the page looks keys up in")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
@@ -206,6 +240,8 @@ def main() -> None:
                                 for label, ops in rows.items()}
         report["page_demo"] = {k: summary(v) for k, v in page_lookups(browser,
                                                                       args.trials).items()}
+        report["page_demo_keyword"] = {
+            k: summary(v) for k, v in page_key_lookups(browser, args.trials, args.keys).items()}
         browser.close()
     if args.json:
         print(json.dumps(report, indent=2))

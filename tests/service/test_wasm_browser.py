@@ -1,5 +1,7 @@
 """The WebAssembly client in a real browser: headless Chromium (Debian's, driven by Playwright)
-against real `spiralpir serve` processes of generated/demo on loopback.
+against real `spiralpir serve` processes of generated/demo on loopback (index, batch and
+keyword servers; a keyword server's values are checked against the key file the test wrote,
+its hashing against hashlib and the Python client's).
 
 Records are checked against an oracle independent of the code under test: the sample
 database's record i is SHA-256 of i as 8 big-endian bytes, and a values database's records
@@ -10,6 +12,7 @@ browser wait 60 s; the whole module takes ~30-60 s on a quiet 2-core machine.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import random
@@ -18,14 +21,18 @@ import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 import requests
 from service_helpers import DEMO, ServerProcess
 from spiralpir.optimizer.build import builder, wasm_client
 from spiralpir.optimizer.models.bucket_layout import BucketLayout
+from spiralpir.optimizer.models.cuckoo_layout import CuckooLayout, tag_bytes_for
 from spiralpir.optimizer.models.placement_bound import min_buckets
 from spiralpir.optimizer.service import sample_db as sampledb
+from spiralpir.optimizer.service.binding import Build
+from spiralpir.optimizer.service.keyword_table import TableShape, value_capacity
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -216,6 +223,7 @@ def test_errors_are_readable_in_the_page(wasm_demo: wasm_client.WasmClient, samp
                                                 f"http://127.0.0.1:{dead}"),
             ("server=/nowhere", "the server answered 404"),
             ("", "index 70000 out of range: the server holds 65536 records"),
+            ("key=alice", "?key=alice: this server holds no keyword table"),
         ]:
             record, error, _ = look_up(page, f"{srv.url}/?index=70000&{query}")
             assert expect in error and record == "", (query, error)
@@ -373,3 +381,157 @@ def test_shorter_records_of_a_binary_file(wasm_demo: wasm_client.WasmClient, pag
             assert figures["record"] == "32 B"
     finally:
         srv.stop()
+
+
+# -- keyword servers: getKey and the page's ?key= ----------------------------------------------
+def keyword_shape(demo_inst: builder.Instance, h: int) -> TableShape:
+    """The table the demo CI twin's database is, in h row blocks."""
+    p = Build(demo_inst, ci=True).lib.params
+    m = int(p["items_per_plaintext"])
+    return TableShape(h, 1 << int(p["nu_1"]), 1 << int(p["nu_2"]), m, tag_bytes_for(h, m), 32)
+
+
+@pytest.fixture(scope="module")
+def keyword_server(demo_inst: builder.Instance, tmp_path_factory: pytest.TempPathFactory,
+                   seeded: Any) -> Iterator[tuple[ServerProcess, dict[str, bytes]]]:
+    """`spiralpir serve --page` of a .jsonl keyword file (random binary values, empty and
+    longest ones included) with the demo CI twin as its table, h = 2."""
+    rng = seeded("wasm-keyword")
+    tmp = tmp_path_factory.mktemp("wasm-keyword")
+    shape = keyword_shape(demo_inst, 2)
+    cap = value_capacity(shape.slot_size, shape.tag_bytes)
+    keys = list(dict.fromkeys(f"user-{rng.randrange(10**9)}" for _ in range(150)))
+    keys[0] = "ключ ✓"  # a key is its UTF-8 bytes
+    pairs = {k: rng.randbytes(rng.choice([0, 1, cap, rng.randrange(cap + 1)])) for k in keys}
+    pairs["text"] = b"hello, keyword"
+    (tmp / "kv.jsonl").write_text("".join(
+        json.dumps({"key": k, "value": base64.b64encode(v).decode()}) + "\n"
+        for k, v in pairs.items()), encoding="utf-8")
+    (tmp / "keyword.json").write_text(json.dumps({"keyword": shape.__dict__}))
+    srv = ServerProcess(["--build", str(DEMO), "--ci", "--db", str(tmp / "kv.jsonl"),
+                         "--keyword-table", str(tmp / "keyword.json"), "--base64-values",
+                         "--threads", "1", "--no-cache", "--page"], tmp / "server.log")
+    try:
+        yield srv, pairs
+    finally:
+        srv.stop()
+
+
+def test_blake2b_matches_hashlib(keyword_server: tuple[ServerProcess, dict[str, bytes]],
+                                 page: Any, rng: random.Random) -> None:
+    """The module's BLAKE2b (RFC 7693, compiled into the wasm) against Python's hashlib on
+    random data, keys, persons and digest sizes, block boundaries included."""
+    cases = []
+    for _ in range(300):
+        data = rng.randbytes(rng.choice([0, 1, 127, 128, 129, 256, 257, rng.randrange(700)]))
+        key = rng.randbytes(rng.choice([0, 1, 16, 64, rng.randrange(65)]))
+        person = rng.randbytes(rng.choice([0, 15, 16, rng.randrange(17)]))
+        cases.append((data.hex(), key.hex(), person.hex(), rng.randrange(1, 65)))
+    page.goto(keyword_server[0].url + "/")
+    got = page.evaluate("""async (cases) => {
+        const { loadCore } = await import("/wasm/client.mjs");
+        const core = await loadCore();
+        const bytes = (h) => Uint8Array.from(h.match(/../g) ?? [], (b) => parseInt(b, 16));
+        const hex = (a) => Array.from(a, (b) => b.toString(16).padStart(2, "0")).join("");
+        const out = cases.map(([d, k, p, n]) => hex(core.blake2b(bytes(d), bytes(k), bytes(p), n)));
+        let refused;
+        try { core.blake2b(new Uint8Array(1), new Uint8Array(65), new Uint8Array(0), 8); }
+        catch (e) { refused = e.message; }
+        return { out, refused };
+    }""", cases)
+    for (d, k, p, n), digest in zip(cases, got["out"], strict=True):
+        want = hashlib.blake2b(bytes.fromhex(d), key=bytes.fromhex(k), person=bytes.fromhex(p),
+                               digest_size=n).hexdigest()
+        assert digest == want, (d, k, p, n)
+    assert "key longer than 64 bytes" in got["refused"]
+
+
+@pytest.mark.parametrize("h", [2, 4])
+def test_key_locations_match_the_python_client(
+        keyword_server: tuple[ServerProcess, dict[str, bytes]], page: Any,
+        demo_inst: builder.Instance, rng: random.Random, h: int) -> None:
+    """(column, rows, tag) of many random keys (text, binary, long, empty) as the browser
+    derives them, against models/cuckoo_layout.py's for the same table."""
+    shape = keyword_shape(demo_inst, h)
+    layout = CuckooLayout(h, shape.rows, shape.columns, shape.slots, rng.randbytes(16).hex(),
+                          shape.tag_bytes)
+    keys = [rng.randbytes(rng.choice([0, 1, 8, 127, 128, 129, rng.randrange(300)]))
+            for _ in range(400)]
+    page.goto(keyword_server[0].url + "/")
+    got = page.evaluate("""async ([doc, keys]) => {
+        const { loadCore } = await import("/wasm/client.mjs");
+        const { locate, tableOf } = await import("/wasm/keyword.mjs");
+        const core = await loadCore();
+        const table = tableOf(doc, core.params);
+        const bytes = (h) => Uint8Array.from(h.match(/../g) ?? [], (b) => parseInt(b, 16));
+        const hex = (a) => Array.from(a, (b) => b.toString(16).padStart(2, "0")).join("");
+        return keys.map((k) => {
+            const { column, rows, tag } = locate(table, bytes(k), (...a) => core.blake2b(...a));
+            return [column, rows, hex(tag)];
+        });
+    }""", [layout.to_json() | {"slot_size": shape.slot_size}, [k.hex() for k in keys]])
+    for key, (column, rows, tag) in zip(keys, got, strict=True):
+        c, r, t = layout.locate(key)
+        assert (column, rows, tag) == (c, r, t.hex()), key.hex()
+
+
+def test_get_key_from_a_keyword_server(keyword_server: tuple[ServerProcess, dict[str, bytes]],
+                                       page: Any, rng: random.Random) -> None:
+    """getKey: random present keys give exactly their values (empty and longest too), absent
+    keys null, with requests and responses of the same sizes."""
+    srv, pairs = keyword_server
+    present = [*rng.sample(sorted(pairs), 12), "ключ ✓", "text",
+               next(k for k, v in pairs.items() if v == b""),
+               max(pairs, key=lambda k: len(pairs[k]))]
+    absent = [f"nobody-{rng.randrange(10**9)}" for _ in range(5)] + ["", "user-"]
+    assert not set(absent) & set(pairs)
+    page.goto(srv.url + "/")
+    out = page.evaluate("""async (keys) => {
+        const { Client } = await import("/wasm/client.mjs");
+        const c = await Client.connect();
+        const got = [];
+        for (const k of keys) {
+            const v = await c.getKey(k);
+            got.push([v === null ? null : Array.from(v), c.lastLookup.queryBytes,
+                      c.lastLookup.responseBytes, c.lastLookup.bins]);
+        }
+        let byIndex;
+        try { await c.get(0); } catch (e) { byIndex = e.message; }
+        const asBytes = Array.from(await c.getKey(new TextEncoder().encode("text")));
+        c.close();
+        return { got, byIndex, asBytes };
+    }""", present + absent)
+    sizes = set()
+    for key, (value, q, r, bins) in zip(present + absent, out["got"], strict=True):
+        want = pairs.get(key)
+        assert (None if value is None else bytes(value)) == want, key
+        sizes.add((q, r, bins))
+    assert len(sizes) == 1 and next(iter(sizes))[2] == 2, sizes
+    assert "getKey" in out["byIndex"]
+    assert bytes(out["asBytes"]) == pairs["text"]  # a Uint8Array key is those bytes
+
+
+def test_page_looks_up_a_key(keyword_server: tuple[ServerProcess, dict[str, bytes]],
+                             page: Any, rng: random.Random) -> None:
+    """/?key=K: the value's hex in #record; an absent key says "not found"; a person types."""
+    srv, pairs = keyword_server
+    for key in [*rng.sample(sorted(pairs), 3), "text", "ключ ✓"]:
+        record, error, figures = look_up(page, f"{srv.url}/?key={quote(key)}")
+        assert error == "" and bytes.fromhex(record) == pairs[key], (key, error)
+        assert page.get_attribute("body", "data-found") == "true"
+        assert figures["record"] == f"{len(pairs[key])} B"
+    look_up(page, f"{srv.url}/?key=text")
+    assert page.inner_text("#text") == "hello, keyword"
+    record, error, _ = look_up(page, f"{srv.url}/?key=nobody-here")
+    assert error == "" and record == ""
+    assert page.get_attribute("body", "data-found") == "false"
+    assert "not found" in page.inner_text("#status") and page.inner_text("#text") == "(not found)"
+    assert page.is_visible("#key") and not page.is_visible("#index")
+    page.fill("#key", "text")
+    page.click("#go")
+    page.locator("body[data-found=true]").wait_for(timeout=WAIT_MS)
+    assert bytes.fromhex(page.inner_text("#record")) == b"hello, keyword"
+    # ?index= on a keyword server, ?key= on an index server: readable errors
+    record, error, _ = look_up(page, f"{srv.url}/?index=3")
+    assert record == "" and "getKey" in error, error
+    assert page.console_errors == []

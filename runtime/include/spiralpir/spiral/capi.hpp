@@ -45,6 +45,9 @@
 //   int  PREFIX_server_answer_blocked(void* server, void* pp, const uint8_t* query, size_t query_len,
 //                                     uint32_t blocks, uint8_t** resps, size_t* resps_len,
 //                                     double* stage_seconds_or_null);   `blocks` responses, concatenated
+//   int  PREFIX_blake2b(uint8_t* out, size_t out_len, const uint8_t* data, size_t len, const uint8_t* key,
+//                       size_t key_len, const uint8_t* person, size_t person_len);   a keyword's hash
+//   (the two client_ ones and blake2b are in the client's part, SPIRALPIR_DEFINE_CLIENT_C_API)
 //   Record updates: PREFIX_server_copy_db, PREFIX_server_update_records, PREFIX_db_patch_file
 //   (capi_update.hpp).
 #pragma once
@@ -58,6 +61,7 @@
 #include <utility>
 #include <vector>
 
+#include "spiralpir/core/blake2b.hpp"
 #include "spiralpir/spiral/service.hpp"
 
 extern "C" {
@@ -190,6 +194,28 @@ T& deref(void* h, const char* what) {
       c.decode(record_index, resp, resp_len, record_out, record_size);                                      \
     });                                                                                                     \
   }                                                                                                         \
+  __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _client_query_blocked)(            \
+      void* client, const uint64_t* rows, uint32_t blocks, uint64_t column, uint8_t** buf, size_t* len) {   \
+    return ::spiralpir::capi::guarded([&] {                                                                 \
+      auto& c = ::spiralpir::capi::deref<::spiralpir::Client<PARAMS>>(client, "client_query_blocked");     \
+      ::spiralpir::capi::give(c.query_blocked(rows, blocks, column), buf, len);                             \
+    });                                                                                                     \
+  }                                                                                                         \
+  __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _client_decode_plaintexts)(        \
+      void* client, const uint8_t* resp, size_t resp_len, uint8_t** pts, size_t* pts_len) {                \
+    return ::spiralpir::capi::guarded([&] {                                                                 \
+      auto& c = ::spiralpir::capi::deref<::spiralpir::Client<PARAMS>>(client, "client_decode_plaintexts"); \
+      if (resp == nullptr) throw ::spiralpir::ArgumentError("client_decode_plaintexts: null response");     \
+      auto v = c.decode_plaintexts(resp, resp_len);                                                         \
+      ::spiralpir::capi::give_secret(std::move(v), pts, pts_len);                                           \
+    });                                                                                                     \
+  }                                                                                                         \
+  __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _blake2b)(                          \
+      uint8_t* out, size_t out_len, const uint8_t* data, size_t len, const uint8_t* key, size_t key_len,    \
+      const uint8_t* person, size_t person_len) {                                                           \
+    return ::spiralpir::capi::guarded(                                                                      \
+        [&] { ::spiralpir::blake2b(out, out_len, data, len, key, key_len, person, person_len); });          \
+  }                                                                                                         \
   __attribute__((visibility("default"))) const char* SPIRALPIR_CAPI_CAT(PREFIX, _variant)(void) {          \
     return ::spiralpir::variant_name(PARAMS::variant);                                                      \
   }                                                                                                         \
@@ -274,22 +300,6 @@ T& deref(void* h, const char* what) {
       auto& q = ::spiralpir::capi::deref<::spiralpir::PreparedQuery<PARAMS>>(prepared,                      \
                                                                             "server_answer_prepared");      \
       ::spiralpir::capi::give(s.answer_prepared(q, seconds4), resp, resp_len);                              \
-    });                                                                                                     \
-  }                                                                                                         \
-  __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _client_query_blocked)(            \
-      void* client, const uint64_t* rows, uint32_t blocks, uint64_t column, uint8_t** buf, size_t* len) {   \
-    return ::spiralpir::capi::guarded([&] {                                                                 \
-      auto& c = ::spiralpir::capi::deref<::spiralpir::Client<PARAMS>>(client, "client_query_blocked");     \
-      ::spiralpir::capi::give(c.query_blocked(rows, blocks, column), buf, len);                             \
-    });                                                                                                     \
-  }                                                                                                         \
-  __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _client_decode_plaintexts)(        \
-      void* client, const uint8_t* resp, size_t resp_len, uint8_t** pts, size_t* pts_len) {                \
-    return ::spiralpir::capi::guarded([&] {                                                                 \
-      auto& c = ::spiralpir::capi::deref<::spiralpir::Client<PARAMS>>(client, "client_decode_plaintexts"); \
-      if (resp == nullptr) throw ::spiralpir::ArgumentError("client_decode_plaintexts: null response");     \
-      auto v = c.decode_plaintexts(resp, resp_len);                                                         \
-      ::spiralpir::capi::give_secret(std::move(v), pts, pts_len);                                           \
     });                                                                                                     \
   }                                                                                                         \
   __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _server_answer_blocked)(           \
