@@ -409,6 +409,13 @@ struct FirstDim {
   /// L2 instead of re-reading it from memory; an implicit benchmark database is walked
   /// instance-major instead, since tile-major would re-read its repeated instances from cache.
   static std::vector<MatN> run(const Query& query, const DB& db, unsigned threads, bool avx512 = use_avx512()) {
+    return run_tiled(query, db, threads, avx512);
+  }
+  /// run() from the tiled query of a parameter type of the same query shape (I, n, primes, d) and
+  /// another J: a shard's database (shard.hpp) has fewer folding indices than the query's type
+  template <class Q>
+  static std::vector<MatN> run_tiled(const Q& query, const DB& db, unsigned threads, bool avx512 = use_avx512()) {
+    static_assert(Q::words == Query::words, "first dimension: the query's shape differs from the database's");
     if (query.empty()) throw ArgumentError("first dimension: empty query");
     std::vector<MatN> out;  // every word is written by the tasks below: not zeroed first
     out.reserve(D::instances * J);
