@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sample-db": ("spiralpir.optimizer.cli.cmd_sample_db", "sample_db"),
     "serve": ("spiralpir.optimizer.cli.cmd_serve", "serve"),
     "shard": ("spiralpir.optimizer.cli.cmd_shard", "shard"),
+    "shard-model": ("spiralpir.optimizer.cli.cmd_shard_model", "shard_model"),
     "query": ("spiralpir.optimizer.cli.cmd_query", "query"),
     "update": ("spiralpir.optimizer.cli.cmd_update", "update"),
     "demo": ("spiralpir.optimizer.cli.cmd_demo", "demo"),

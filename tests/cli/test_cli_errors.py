@@ -82,6 +82,9 @@ CASES: list[tuple[list[str], list[str]]] = [
      ["no such database"]),
     (["shard", "--build", str(DEMO), "--db", "{tmp}/none.db", "--shards", "6", "--out", "{tmp}/s"],
      ["--shards 6", "power of two"]),
+    (["shard-model", "--machines", "16,x"], ["--machines '16,x'"]),
+    (["shard-model", "--machines", "4", "--memory-per-machine", "8GiB"],
+     ["no split of 1073741824 x 256 B fits 4 machines"]),
     (["serve", "--build", str(DEMO)], ["either --db"]),
     # query: its error paths without a server
     (["query", "--server", "http://127.0.0.1:9", "--index", "0", "--wait", "0"], ["cannot reach"]),

@@ -14,6 +14,8 @@ import pytest
 from service_helpers import CLI, DEMO
 from spiralpir.optimizer.build import builder
 from spiralpir.optimizer.errors import SpiralpirError
+from spiralpir.optimizer.models.shard_model import partial_answer_bytes
+from spiralpir.optimizer.params.parameters import Parameters
 from spiralpir.optimizer.service import records as database
 from spiralpir.optimizer.service import sample_db as sampledb
 from spiralpir.optimizer.service import shards, store
@@ -79,6 +81,9 @@ def test_combined_partial_answers_equal_the_one_process_response(
         want, _ = whole.answer(pp, query)
         carrier = rng.randrange(count)
         parts = [db.answer(pp, query, db.index == carrier)[0] for db in dbs]
+        params = Parameters.from_literal(build.params)  # the shard model's sizes are these
+        assert sorted({len(x) for x in parts}) == sorted(
+            {partial_answer_bytes(params, manifest.bits, g) for g in (False, True)})
         rng.shuffle(parts)  # any order of arrival
         got = combine_shards(pp, parts)
         assert got == want, f"record {index}: sharded response differs"
