@@ -97,6 +97,10 @@ from spiralpir.optimizer.service.listener import bind_listener
 @click.option("--shard-cpus", type=click.FloatRange(min=0, min_open=True), default=1.0,
               show_default=True, help="With --ray: CPUs each shard's actor reserves (and the "
               "runtime threads it uses, rounded down, at least 1).")
+@click.option("--expand-at", type=click.Choice(["shards", "coordinator"]), default="shards",
+              show_default=True, help="With --ray: where a query is expanded and converted — "
+              "on every shard (the query goes to each), or once here (its expanded form, far "
+              "larger, goes to each: less CPU in all, more bytes).")
 @click.option("--strict-spread", is_flag=True, help="With --ray: never place two shards on one "
               "node (Ray's STRICT_SPREAD; the default SPREAD spreads where it can).")
 @click.option("--batch-layout", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -114,8 +118,9 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
           header_timeout: float, body_timeout: float, max_streams: int, stream_ttl: float,
           quiet: bool, admin_token_file: Path | None, ci: bool, build_dir: Path | None,
           ray_address: str | None, shard_dir: Path | None, shard_cpus: float,
-          strict_spread: bool, batch_layout: Path | None, keyword_table: Path | None,
-          base64_values: bool, key_column: str, value_column: str) -> None:
+          expand_at: str, strict_spread: bool, batch_layout: Path | None,
+          keyword_table: Path | None, base64_values: bool, key_column: str,
+          value_column: str) -> None:
     """Serve DB privately: POST /v1/setup, POST /v1/query, GET /v1/params, GET /v1/health
     (with --stream: POST /v1/stream, GET /v1/stream/ID/blocks/K, DELETE /v1/stream/ID)."""
     if (ray_address is None) != (shard_dir is None):
@@ -128,7 +133,7 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
         limits = http_server.Limits(header_timeout, body_timeout, max_uploads, max_queue)
         sock = bind_listener(host, port)
         srv = serve_shards(source_dir, build_dir, ci, shard_dir, str(ray_address), shard_cpus,
-                           strict_spread, max_clients, memory)
+                           strict_spread, max_clients, memory, expand_at)
         try:
             http_server.run(srv, host, port, workers, limits, sock=sock, quiet=quiet)
         finally:
@@ -249,7 +254,7 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
 
 def serve_shards(source_dir: Path, build_dir: Path | None, ci: bool, shard_dir: Path,
                  address: str, cpus: float, strict_spread: bool, max_clients: int | None,
-                 memory: int) -> sharded_server.ShardedPirServer:
+                 memory: int, expand_at: str) -> sharded_server.ShardedPirServer:
     """The coordinator of a shard set on a Ray cluster (its actors started and mapped)."""
     from spiralpir.optimizer.service import ray_shards
 
@@ -260,7 +265,8 @@ def serve_shards(source_dir: Path, build_dir: Path | None, ci: bool, shard_dir: 
     threads = max(1, int(cpus))
     cluster = ray_shards.RayShards(source_dir, build_dir, ci, manifest, cpus=cpus,
                                    threads=threads, max_clients=max_clients or 64,
-                                   strict_spread=strict_spread)
+                                   strict_spread=strict_spread, expand_at=expand_at,
+                                   combine_threads=threads)
     srv = sharded_server.ShardedPirServer(build, cluster, threads, max_clients, memory)
     click.echo(f"serving {srv.num_records} records x {srv.record_size} bytes with build "
                f"{build.label} from {manifest.shards} shards on Ray ({address}; actor pids "

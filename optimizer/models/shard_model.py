@@ -80,11 +80,11 @@ def partial_answer_bytes(p: Parameters, bits: int, with_gsw: bool) -> int:
 
 
 def converted_query_bytes(p: Parameters) -> int:
-    """The query after expansion and conversion, as a shard would receive it instead of the
-    query (binding.prepared_query_bytes: 64-bit words per residue)."""
+    """The query after expansion and conversion, as a shard receives it from a coordinator
+    that expands (the kind-7 shard query, FORMATS.md §12: one u32 per residue)."""
     nc = computation_n(p)
     polys = (1 << p.nu_1) * (nc + 1) * nc + p.nu_2 * (nc + 1) ** 2 * p.t_gsw
-    return polys * p.poly_len * len(p.moduli) * 8
+    return HEADER_BYTES + 8 + polys * p.poly_len * len(p.moduli) * 4
 
 
 def shard_stage_work(p: Parameters, bits: int, st: dict[str, float]) -> dict[str, float]:

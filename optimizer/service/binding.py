@@ -92,6 +92,15 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
                                     ctypes.POINTER(ctypes.c_double)]),
     "shard_combine": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_char_p), _c_size_p,
                                      ctypes.c_uint32, ctypes.c_uint32, _c_u8_pp, _c_size_p]),
+    "shard_combine_expanded": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t,
+                                              ctypes.POINTER(ctypes.c_char_p), _c_size_p,
+                                              ctypes.c_uint32, ctypes.c_uint32, _c_u8_pp,
+                                              _c_size_p]),
+    "shard_prepare": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t,
+                                     ctypes.c_uint32, _c_u8_pp, _c_size_p]),
+    "shard_answer_expanded": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t,
+                                             _c_u8_pp, _c_size_p,
+                                             ctypes.POINTER(ctypes.c_double)]),
 }
 
 # The streaming ABI's stage timings: the one-time part (PREFIX_server_prepare; "expansion" is
@@ -474,17 +483,35 @@ class ShardDb(_Handle):
         return data, {s: secs[i] for i, s in enumerate(SHARD_STAGES)}
 
 
+    def answer_expanded(self, shard_query: bytes) -> tuple[bytes, dict[str, float]]:
+        """The partial answer to a query the coordinator prepared (``prepare_for_shards``)."""
+        secs = (ctypes.c_double * 2)()
+        data = self.lib.take_buffer_then("shard_answer_expanded",
+                                         (self.h, shard_query, len(shard_query)), (secs,))
+        return data, {"first_dimension": secs[0], "folding": secs[1]}
+
+
 # a shard's stages (ShardDb.answer); the coordinator's combine does the rest (folding, modswitch)
 SHARD_STAGES = ("expansion", "conversion", "first_dimension", "folding")
 
 
-def combine_shards(pp: PublicParams, parts: list[bytes], threads: int = 1) -> bytes:
-    """The response from every shard's partial answer to one query (one with the GSW cts)."""
+def prepare_for_shards(pp: PublicParams, query: bytes, threads: int = 0) -> bytes:
+    """The query expanded and converted once, for every shard's ``answer_expanded``."""
+    return pp.lib.take_buffer_then("shard_prepare", (pp.h, query, len(query),
+                                                     ctypes.c_uint32(threads)), ())
+
+
+def combine_shards(pp: PublicParams, parts: list[bytes], threads: int = 1,
+                   shard_query: bytes | None = None) -> bytes:
+    """The response from every shard's partial answer to one query (one with the GSW cts, or
+    all to ``shard_query``, which then gives them)."""
     lib = pp.lib
     ptrs = (ctypes.c_char_p * len(parts))(*parts)
     lens = (ctypes.c_size_t * len(parts))(*(len(p) for p in parts))
-    return lib.take_buffer_then("shard_combine", (pp.h, ptrs, lens, ctypes.c_uint32(len(parts)),
-                                                  ctypes.c_uint32(threads)), ())
+    sq = shard_query or b""
+    return lib.take_buffer_then("shard_combine_expanded",
+                                (pp.h, sq if shard_query is not None else None, len(sq), ptrs,
+                                 lens, ctypes.c_uint32(len(parts)), ctypes.c_uint32(threads)), ())
 
 
 def _load_records(lib: Library, short: str, handle: ctypes.c_void_p, records: Any,

@@ -6,6 +6,9 @@ it, and answers partial answers (runtime shard.hpp). The actors are placed by a 
 group with one bundle of ``cpus`` CPUs per shard and strategy SPREAD (or STRICT_SPREAD: never
 two shards on one node), so Ray puts them on different machines where it can.
 
+With ``expand_at="coordinator"`` the coordinator expands and converts the query once and
+puts the result in the object store for every shard (``answer_expanded``) instead.
+
 Clients' public parameters go to the object store once per client (``ray.put`` at setup);
 a query passes that reference, boxed in a list so that Ray does not resolve it, and an actor
 fetches and parses the parameters only the first time it sees the client (then keeps them,
@@ -31,9 +34,14 @@ from typing import Any
 
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.service import shards as shard_set
-from spiralpir.optimizer.service.binding import PublicParams, combine_shards
+from spiralpir.optimizer.service.binding import PublicParams, combine_shards, prepare_for_shards
 from spiralpir.optimizer.service.builds import open_build
 from spiralpir.optimizer.service.pir_server import Unavailable
+
+# where a query is expanded and converted: on every shard (the query goes to each; the
+# default: the expanded query is far larger than the query) or once on the coordinator (its
+# expanded form goes to each shard: less CPU in all, more bytes)
+EXPAND_AT = ("shards", "coordinator")
 
 
 class ShardWorker:
@@ -65,6 +73,9 @@ class ShardWorker:
         self.clients.move_to_end(client_id)
         return self.db.answer(pp, query, with_gsw)
 
+    def answer_expanded(self, shard_query: bytes) -> tuple[bytes, dict[str, float]]:
+        return self.db.answer_expanded(shard_query)
+
 
 class RayShards:
     """The actors of one shard set on a Ray cluster, as the coordinator sees them."""
@@ -73,13 +84,16 @@ class RayShards:
                  manifest: shard_set.Manifest, cpus: float = 1.0, threads: int = 1,
                  max_clients: int = 64, strict_spread: bool = False,
                  max_restarts: int = 5, deadline: float = 30.0, start_timeout: float = 120.0,
-                 combine_threads: int = 1) -> None:
+                 combine_threads: int = 1, expand_at: str = "shards") -> None:
         import ray
         from ray.util.placement_group import placement_group
         from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
         if not ray.is_initialized():
             raise SpiralpirError("Ray is not initialised: connect first (connect_ray)")
+        if expand_at not in EXPAND_AT:
+            raise SpiralpirError(f"expand_at '{expand_at}': expected one of {', '.join(EXPAND_AT)}")
+        self.expand_at = expand_at
         self.manifest = manifest
         self.deadline = deadline
         self.combine_threads = combine_threads
@@ -119,10 +133,10 @@ class RayShards:
             if pp not in self._refs:
                 self._refs[pp] = ray.put(data)
 
-    def answer(self, client_id: str, pp: PublicParams, query: bytes
-               ) -> tuple[bytes, dict[str, float]]:
+    def answer(self, client_id: str, pp: PublicParams, query: bytes,
+               expand_at: str | None = None) -> tuple[bytes, dict[str, float]]:
         """The response to ``query``: every shard's partial answer, combined; seconds per
-        stage (the slowest shard's, then "combine")."""
+        stage (the slowest shard's, then "combine"). ``expand_at`` overrides the cluster's."""
         import ray
 
         with self._lock:
@@ -130,11 +144,20 @@ class RayShards:
         if ref is None:
             raise SpiralpirError("public parameters not registered with the shards")
         start = time.monotonic()
+        stages: dict[str, float] = {}
+        shard_query = None
+        if (expand_at or self.expand_at) == "coordinator":
+            shard_query = prepare_for_shards(pp, query, self.combine_threads)
+            stages["prepare"] = time.monotonic() - start
+            sq_ref = ray.put(shard_query)
         attempt = 0
         while True:
             attempt += 1
-            calls = [a.answer.remote(client_id, [ref], query, s == 0)
-                     for s, a in enumerate(self.actors)]
+            if shard_query is None:
+                calls = [a.answer.remote(client_id, [ref], query, s == 0)
+                         for s, a in enumerate(self.actors)]
+            else:
+                calls = [a.answer_expanded.remote(sq_ref) for a in self.actors]
             left = self.deadline - (time.monotonic() - start)
             try:
                 outs = ray.get(calls, timeout=max(left, 0.1))
@@ -153,8 +176,8 @@ class RayShards:
                                       "shortly", retry_after=2) from None
                 time.sleep(min(0.5, 0.05 * 2 ** attempt))
         t = time.perf_counter()
-        resp = combine_shards(pp, [o[0] for o in outs], self.combine_threads)
-        stages = {k: max(o[1][k] for o in outs) for k in outs[0][1]}
+        resp = combine_shards(pp, [o[0] for o in outs], self.combine_threads, shard_query)
+        stages.update({k: max(o[1][k] for o in outs) for k in outs[0][1]})
         stages["combine"] = time.perf_counter() - t
         return resp, stages
 

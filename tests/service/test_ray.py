@@ -38,11 +38,15 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return d
 
 
+def start(workdir: Path, expand_at: str) -> ServerProcess:
+    return ServerProcess(["--build", str(DEMO), "--ray", "local", "--shards",
+                          str(workdir / "shards"), "--workers", "2", "--quiet", "--expand-at",
+                          expand_at], workdir / f"server-{expand_at}.log")
+
+
 @pytest.fixture(scope="module")
 def server(workdir: Path) -> Iterator[ServerProcess]:
-    srv = ServerProcess(["--build", str(DEMO), "--ray", "local", "--shards",
-                         str(workdir / "shards"), "--workers", "2", "--quiet"],
-                        workdir / "server.log")
+    srv = start(workdir, "shards")
     yield srv
     srv.stop()
 
@@ -80,6 +84,11 @@ class Client:
 
 def test_sharded_answers_are_the_records_and_the_one_process_bytes(
         server: ServerProcess, whole: tuple[Build, ServerDb], rng: random.Random) -> None:
+    check_answers(server, whole, rng)
+
+
+def check_answers(server: ServerProcess, whole: tuple[Build, ServerDb],
+                  rng: random.Random) -> None:
     build, db = whole
     client = Client(server.url, build, rng.randbytes(32))
     pp = PublicParams(build.lib, client.pp_bytes)
@@ -122,7 +131,7 @@ def test_a_killed_shard_actor_costs_a_retry_or_a_503_never_a_wrong_answer(
     worker.start()
     while len(spans) < 3:  # queries are flowing
         time.sleep(0.05)
-    victim = actor_pids(workdir / "server.log")[1]
+    victim = actor_pids(workdir / "server-shards.log")[1]
     killed_at = time.monotonic()
     os.kill(victim, signal.SIGKILL)
     time.sleep(10)  # Ray notices, restarts the actor, which checks and maps its shard again
@@ -138,3 +147,16 @@ def test_a_killed_shard_actor_costs_a_retry_or_a_503_never_a_wrong_answer(
         assert r.status_code == 200, r.text
         assert client.keys.decode(index, r.content, build.record_size) == \
             sampledb.sample_record(index)
+
+
+def test_coordinator_expanded_queries_give_the_same_bytes(
+        server: ServerProcess, whole: tuple[Build, ServerDb], workdir: Path,
+        rng: random.Random) -> None:
+    """--expand-at coordinator: the shards answer the query the coordinator expanded once
+    (the last test here: it stops the module's server, one Ray cluster at a time)."""
+    server.stop()
+    srv = start(workdir, "coordinator")
+    try:
+        check_answers(srv, whole, rng)
+    finally:
+        srv.stop()

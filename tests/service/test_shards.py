@@ -14,7 +14,7 @@ import pytest
 from service_helpers import CLI, DEMO
 from spiralpir.optimizer.build import builder
 from spiralpir.optimizer.errors import SpiralpirError
-from spiralpir.optimizer.models.shard_model import partial_answer_bytes
+from spiralpir.optimizer.models.shard_model import converted_query_bytes, partial_answer_bytes
 from spiralpir.optimizer.params.parameters import Parameters
 from spiralpir.optimizer.service import records as database
 from spiralpir.optimizer.service import sample_db as sampledb
@@ -25,6 +25,7 @@ from spiralpir.optimizer.service.binding import (
     PublicParams,
     ServerDb,
     combine_shards,
+    prepare_for_shards,
 )
 
 
@@ -88,6 +89,10 @@ def test_combined_partial_answers_equal_the_one_process_response(
         got = combine_shards(pp, parts)
         assert got == want, f"record {index}: sharded response differs"
         assert keys.decode(index, got, build.record_size) == sampledb.sample_record(index)
+        shard_query = prepare_for_shards(pp, query, 2)  # the coordinator expanding once
+        assert len(shard_query) == converted_query_bytes(params)
+        parts = [db.answer_expanded(shard_query)[0] for db in dbs]
+        assert combine_shards(pp, parts, 1, shard_query) == want
 
 
 def test_damaged_swapped_or_foreign_shards_are_refused(build: Build, four: Path,

@@ -143,3 +143,31 @@ TEST(Shard, CombineRefusesBadSets) {
   EXPECT_THROW(make_shard_server<P>(3, 0, 1), ArgumentError);  // S > nu_2 = 2
   EXPECT_THROW(make_shard_server<P>(1, 2, 1), ArgumentError);  // index >= 2^S
 }
+
+TEST(Shard, CoordinatorExpandedQueryGivesTheSameBytes) {
+  // the coordinator prepares the query once and the shards answer that (no expansion there)
+  auto run = [](auto tag) {
+    using P = decltype(tag);
+    ShardFixture<P> f(test_rng_here("records"));
+    auto shards = f.shards(2);
+    const std::uint64_t idx = f.rng.uniform_mod(P::num_records);
+    const auto q = f.client.query(idx);
+    const auto want = f.whole.answer(f.pp, q.data(), q.size());
+    const auto sq = shard_prepare<P>(f.pp, q.data(), q.size(), 2);
+    std::vector<std::vector<std::uint8_t>> parts;
+    std::vector<const std::uint8_t*> ps;
+    std::vector<std::size_t> ls;
+    for (auto& sh : shards) parts.push_back(sh->answer_expanded(sq.data(), sq.size(), nullptr));
+    for (auto& p : parts) {
+      ps.push_back(p.data());
+      ls.push_back(p.size());
+    }
+    EXPECT_EQ(shard_combine<P>(f.pp, ps, ls, 1, sq.data(), sq.size()), want);
+    EXPECT_THROW(shard_combine<P>(f.pp, ps, ls, 1), ArgumentError);  // no GSW cts anywhere
+    auto bad = sq;
+    bad[kHeaderBytes + 8 + 3] = 0xFF;  // the top byte of the first tiled residue: above its prime
+    EXPECT_THROW(shards[0]->answer_expanded(bad.data(), bad.size(), nullptr), FormatError);
+  };
+  run(insecure_spiral_2e20x256b_ci{});
+  run(insecure_pack_2e20x256b_ci{});
+}

@@ -19,6 +19,14 @@
 //   int  PREFIX_shard_combine(void* pp, const uint8_t* const* parts, const size_t* part_lens,
 //                             uint32_t count, uint32_t threads, uint8_t** resp, size_t* resp_len);
 //        the response from every shard's partial answer (one of them with_gsw)
+//   The coordinator expanding the query once instead of every shard:
+//   int  PREFIX_shard_prepare(void* pp, const uint8_t* query, size_t query_len, uint32_t threads,
+//                             uint8_t** shard_query, size_t* len);
+//   int  PREFIX_shard_answer_expanded(void* shard, const uint8_t* shard_query, size_t len,
+//                                     uint8_t** part, size_t* part_len, double* seconds2_or_null);
+//   int  PREFIX_shard_combine_expanded(void* pp, const uint8_t* shard_query, size_t len,
+//                                      const uint8_t* const* parts, const size_t* part_lens,
+//                                      uint32_t count, uint32_t threads, uint8_t** resp, size_t* resp_len);
 #pragma once
 
 #include "spiralpir/spiral/shard.hpp"
@@ -92,16 +100,38 @@
       ::spiralpir::capi::give(s.answer(p, query, query_len, with_gsw != 0, seconds4), part, part_len);      \
     });                                                                                                     \
   }                                                                                                         \
-  __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _shard_combine)(                   \
-      void* pp, const uint8_t* const* parts, const size_t* part_lens, uint32_t count, uint32_t threads,     \
-      uint8_t** resp, size_t* resp_len) {                                                                   \
+  __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _shard_combine_expanded)(          \
+      void* pp, const uint8_t* shard_query, size_t query_len, const uint8_t* const* parts,                  \
+      const size_t* part_lens, uint32_t count, uint32_t threads, uint8_t** resp, size_t* resp_len) {        \
     return ::spiralpir::capi::guarded([&] {                                                                 \
       auto& p = ::spiralpir::capi::deref<::spiralpir::PublicParams<PARAMS>>(pp, "shard_combine");          \
       if (count != 0 && (parts == nullptr || part_lens == nullptr))                                         \
         throw ::spiralpir::ArgumentError("shard_combine: null parts");                                      \
       std::vector<const uint8_t*> ps(parts, parts + count);                                                 \
       std::vector<size_t> ls(part_lens, part_lens + count);                                                 \
-      ::spiralpir::capi::give(::spiralpir::shard_combine<PARAMS>(p, ps, ls, threads), resp, resp_len);      \
+      ::spiralpir::capi::give(                                                                              \
+          ::spiralpir::shard_combine<PARAMS>(p, ps, ls, threads, shard_query, query_len), resp, resp_len);  \
+    });                                                                                                     \
+  }                                                                                                         \
+  __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _shard_combine)(                   \
+      void* pp, const uint8_t* const* parts, const size_t* part_lens, uint32_t count, uint32_t threads,     \
+      uint8_t** resp, size_t* resp_len) {                                                                   \
+    return SPIRALPIR_CAPI_CAT(PREFIX, _shard_combine_expanded)(pp, nullptr, 0, parts, part_lens, count,     \
+                                                               threads, resp, resp_len);                    \
+  }                                                                                                         \
+  __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _shard_prepare)(                   \
+      void* pp, const uint8_t* query, size_t query_len, uint32_t threads, uint8_t** out, size_t* out_len) { \
+    return ::spiralpir::capi::guarded([&] {                                                                 \
+      auto& p = ::spiralpir::capi::deref<::spiralpir::PublicParams<PARAMS>>(pp, "shard_prepare");          \
+      ::spiralpir::capi::give(::spiralpir::shard_prepare<PARAMS>(p, query, query_len, threads), out, out_len);\
+    });                                                                                                     \
+  }                                                                                                         \
+  __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _shard_answer_expanded)(           \
+      void* shard, const uint8_t* shard_query, size_t len, uint8_t** part, size_t* part_len,                \
+      double* seconds2) {                                                                                   \
+    return ::spiralpir::capi::guarded([&] {                                                                 \
+      auto& s = ::spiralpir::capi::deref<::spiralpir::ShardServerBase<PARAMS>>(shard, "shard_answer");      \
+      ::spiralpir::capi::give(s.answer_expanded(shard_query, len, seconds2), part, part_len);               \
     });                                                                                                     \
   }                                                                                                         \
   }

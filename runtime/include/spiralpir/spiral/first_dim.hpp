@@ -32,6 +32,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstring>
 #include <cstdint>
 #include <vector>
 
@@ -100,6 +101,23 @@ struct FirstDim {
     }
     bool empty() const { return storage_.data() == nullptr; }
     const std::uint32_t* slice(std::size_t g, std::size_t zt) const { return storage_.data() + offset(g, zt); }
+    /// all `words` words (a serialized query for a shard, shard.hpp)
+    const std::uint32_t* data() const { return storage_.data(); }
+    /// a query from `words` words in this layout (copied); throws unless each is below its prime
+    static Query from_words(const std::uint32_t* src) {
+      Query q;
+      q.storage_ = DbStorage(words);
+      std::memcpy(q.storage_.data(), src, words * 4);
+      for (std::size_t g = 0; g < NG; ++g)
+        for (std::size_t zt = 0; zt < ZT; ++zt) {
+          const std::size_t w = DB::width(g);
+          const std::uint32_t* x = q.slice(g, zt);
+          for (std::size_t k = 0; k < I * RK * w * kLanes; ++k)
+            if (x[k] >= R::primes[DB::group_prime(g) + k % w])
+              throw FormatError("first-dimension query: residue out of range");
+        }
+      return q;
+    }
 
    private:
     friend struct FirstDim;

@@ -11,6 +11,10 @@
 // s, runs rounds nu_2−S .. nu_2−1 with the query's last S GSW cts (which one shard sends along),
 // packs (pack variants) and modulus-switches: the one-process server's last steps on the same values.
 //
+// The coordinator may instead prepare the query once (shard_prepare: a kind-7 shard query with
+// the tiled first-dimension query and every GSW ct) and send that to the shards
+// (answer_expanded); it then takes the last S GSW cts from it.
+//
 // Partial answer (ObjectKind::shard_partial, FORMATS.md §12): header (params hash of P, aux 0),
 // then u8 S, u8 with_gsw, u16 0, u32 shard index, the instances' (n_c+1)×n_c cts, then (with_gsw)
 // the S GSW cts of the last rounds, (n_c+1)×(n_c+1)·t_gsw each; every polynomial in the NTT
@@ -69,16 +73,32 @@ struct ShardWire {
     w[1] = gsw_count != 0 ? 1 : 0;
     detail::put_le(w + 4, index, 4);
     w += 8;
-    auto put = [&](const MatN& m) {
-      for (unsigned r = 0; r < m.rows(); ++r)
-        for (unsigned c = 0; c < m.cols(); ++c) {
-          const std::uint64_t* x = m.at(r, c).data();
-          for (std::size_t k = 0; k < R::num_primes * R::poly_len; ++k, w += 4) detail::put_le(w, x[k], 4);
-        }
-    };
-    for (const MatN& m : cts) put(m);
-    for (std::size_t g = 0; g < gsw_count; ++g) put(gsw_begin[g]);
+    for (const MatN& m : cts) put(m, w);
+    for (std::size_t g = 0; g < gsw_count; ++g) put(gsw_begin[g], w);
     return out;
+  }
+
+  /// writes m's residues at w (u32 little-endian each), advancing w
+  static void put(const MatN& m, std::uint8_t*& w) {
+    for (unsigned r = 0; r < m.rows(); ++r)
+      for (unsigned c = 0; c < m.cols(); ++c) {
+        const std::uint64_t* x = m.at(r, c).data();
+        for (std::size_t k = 0; k < R::num_primes * R::poly_len; ++k, w += 4) detail::put_le(w, x[k], 4);
+      }
+  }
+  /// reads a rows×cols matrix written by put at r, advancing r; every residue below its prime
+  static MatN get(unsigned rows, unsigned cols, const std::uint8_t*& r, const char* what) {
+    MatN m = MatN::uninitialised(rows, cols);
+    for (unsigned y = 0; y < rows; ++y)
+      for (unsigned c = 0; c < cols; ++c) {
+        std::uint64_t* x = m.at(y, c).data();
+        for (std::size_t i = 0; i < R::num_primes; ++i)
+          for (std::size_t z = 0; z < R::poly_len; ++z, r += 4) {
+            x[i * R::poly_len + z] = detail::get_le(r, 4);
+            if (x[i * R::poly_len + z] >= R::primes[i]) throw FormatError(std::string(what) + ": residue out of range");
+          }
+      }
+    return m;
   }
 
   static Parsed decode(const std::uint8_t* buf, std::size_t len) {
@@ -97,24 +117,45 @@ struct ShardWire {
       throw FormatError("shard partial answer: payload length " + std::to_string(len - kHeaderBytes) +
                         " != expected " + std::to_string(payload(p.bits, with_gsw)));
     r += 8;
-    auto get = [&](unsigned rows, unsigned cols) {
-      MatN m = MatN::uninitialised(rows, cols);
-      for (unsigned y = 0; y < rows; ++y)
-        for (unsigned c = 0; c < cols; ++c) {
-          std::uint64_t* x = m.at(y, c).data();
-          for (std::size_t i = 0; i < R::num_primes; ++i)
-            for (std::size_t z = 0; z < R::poly_len; ++z, r += 4) {
-              x[i * R::poly_len + z] = detail::get_le(r, 4);
-              if (x[i * R::poly_len + z] >= R::primes[i])
-                throw FormatError("shard partial answer: residue out of range");
-            }
-        }
-      return m;
-    };
-    for (std::size_t inst = 0; inst < Derived<C>::instances; ++inst) p.cts.push_back(get(C::n + 1, C::n));
+    const char* what = "shard partial answer";
+    for (std::size_t inst = 0; inst < Derived<C>::instances; ++inst) p.cts.push_back(get(C::n + 1, C::n, r, what));
     if (with_gsw)
-      for (unsigned g = 0; g < p.bits; ++g) p.gsw.push_back(get(C::n + 1, (C::n + 1) * P::t_gsw));
+      for (unsigned g = 0; g < p.bits; ++g) p.gsw.push_back(get(C::n + 1, (C::n + 1) * P::t_gsw, r, what));
     return p;
+  }
+
+  // ---- the query prepared once by the coordinator (kind 7, shard query) -------------------
+  // payload: 8 zero bytes, the first dimension's tiled query (FirstDim::Query::words u32
+  // little-endian), then the nu_2 GSW cts (as put writes them)
+  static constexpr std::size_t query_words = FirstDim<C>::Query::words;
+  static constexpr std::uint64_t query_payload = 8 + query_words * 4 + std::uint64_t{C::nu_2} * gsw_bytes;
+
+  static std::vector<std::uint8_t> encode_query(const PreparedQuery<P>& pq) {
+    std::vector<std::uint8_t> out(kHeaderBytes + query_payload);
+    write_header<P>(out.data(), ObjectKind::shard_query, query_payload);
+    std::uint8_t* w = out.data() + kHeaderBytes + 8;
+    const std::uint32_t* words = pq.first.data();
+    for (std::size_t k = 0; k < query_words; ++k, w += 4) detail::put_le(w, words[k], 4);
+    for (const MatN& g : pq.gsw) put(g, w);
+    return out;
+  }
+  /// the prepared query of a shard query (no packing keys: a shard does not pack); without
+  /// `first`, only its GSW cts (the coordinator's)
+  static PreparedQuery<P> decode_query(const std::uint8_t* buf, std::size_t len, bool first = true) {
+    check_header<P>(buf, len, ObjectKind::shard_query, query_payload);
+    const std::uint8_t* r = buf + kHeaderBytes;
+    for (int k = 0; k < 8; ++k)
+      if (r[k] != 0) throw FormatError("shard query: reserved bytes not zero");
+    r += 8;
+    PreparedQuery<P> pq;
+    if (first) {
+      std::vector<std::uint32_t> words(query_words);
+      for (std::size_t k = 0; k < query_words; ++k) words[k] = static_cast<std::uint32_t>(detail::get_le(r + 4 * k, 4));
+      pq.first = FirstDim<C>::Query::from_words(words.data());
+    }
+    r += query_words * 4;
+    for (unsigned f = 0; f < C::nu_2; ++f) pq.gsw.push_back(get(C::n + 1, (C::n + 1) * P::t_gsw, r, "shard query"));
+    return pq;
   }
 };
 
@@ -138,6 +179,10 @@ class ShardServerBase {
   /// the partial answer; seconds4 (optional): expansion, conversion, first_dimension, folding
   virtual std::vector<std::uint8_t> answer(const PublicParams<P>& pp, const std::uint8_t* query, std::size_t len,
                                            bool with_gsw, double* seconds4) const = 0;
+  /// the partial answer (no GSW cts) to a shard query the coordinator prepared (shard_prepare);
+  /// seconds2 (optional): first_dimension, folding
+  virtual std::vector<std::uint8_t> answer_expanded(const std::uint8_t* shard_query, std::size_t len,
+                                                    double* seconds2) const = 0;
 };
 
 template <SpiralParams P, unsigned S>
@@ -199,22 +244,33 @@ class ShardServer final : public ShardServerBase<P> {
                                    bool with_gsw, double* seconds4) const override {
     if (!db_.loaded()) throw ArgumentError("shard answer: no database loaded");
     const PreparedQuery<P> pq = QueryPreparation<P>::run(pp, query, len, threads_);
+    if (seconds4) {
+      seconds4[0] = pq.seconds[0];
+      seconds4[1] = pq.seconds[1];
+    }
+    return answer_prepared(pq, with_gsw, seconds4 ? seconds4 + 2 : nullptr);
+  }
+  std::vector<std::uint8_t> answer_expanded(const std::uint8_t* shard_query, std::size_t len,
+                                            double* seconds2) const override {
+    if (!db_.loaded()) throw ArgumentError("shard answer: no database loaded");
+    return answer_prepared(ShardWire<P>::decode_query(shard_query, len), false, seconds2);
+  }
+
+ private:
+  std::vector<std::uint8_t> answer_prepared(const PreparedQuery<P>& pq, bool with_gsw, double* seconds2) const {
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<rlwe::MatN<typename P::ring>> cts = FirstDim<SC>::run_tiled(pq.first, db_, threads_);
     db_.check_intact();  // the only step that reads the database
     const auto t1 = std::chrono::steady_clock::now();
     ServerStages<SC>::fold(cts, pq.gsw, threads_);
     const auto t2 = std::chrono::steady_clock::now();
-    if (seconds4) {
-      seconds4[0] = pq.seconds[0];
-      seconds4[1] = pq.seconds[1];
-      seconds4[2] = std::chrono::duration<double>(t1 - t0).count();
-      seconds4[3] = std::chrono::duration<double>(t2 - t1).count();
+    if (seconds2) {
+      seconds2[0] = std::chrono::duration<double>(t1 - t0).count();
+      seconds2[1] = std::chrono::duration<double>(t2 - t1).count();
     }
     return ShardWire<P>::encode(S, index_, cts, pq.gsw.data() + (C::nu_2 - S), with_gsw ? S : 0);
   }
 
- private:
   unsigned index_;
   unsigned threads_;
   DB db_;
@@ -241,9 +297,30 @@ std::unique_ptr<ShardServerBase<P>> make_shard_server(unsigned S, unsigned index
 
 /// The coordinator's step: the response from the 2^S partial answers of one query (any order;
 /// exactly one of them with the GSW cts).
+/// The coordinator's preparation of a query for every shard (kind 7): parse, expansion and
+/// conversion done once, here, instead of on each shard.
+template <SpiralParams P>
+std::vector<std::uint8_t> shard_prepare(const PublicParams<P>& pp, const std::uint8_t* query, std::size_t len,
+                                        unsigned threads) {
+  return ShardWire<P>::encode_query(QueryPreparation<P>::run(pp, query, len, resolve_threads(threads)));
+}
+
+/// shard_combine when the shards answered a shard query: its last S GSW cts fold the last rounds
+template <SpiralParams P>
+std::vector<std::uint8_t> shard_combine(const PublicParams<P>& pp, const std::vector<const std::uint8_t*>& parts,
+                                        const std::vector<std::size_t>& lens, unsigned threads,
+                                        const std::uint8_t* shard_query, std::size_t query_len);
+
 template <SpiralParams P>
 std::vector<std::uint8_t> shard_combine(const PublicParams<P>& pp, const std::vector<const std::uint8_t*>& parts,
                                         const std::vector<std::size_t>& lens, unsigned threads) {
+  return shard_combine<P>(pp, parts, lens, threads, nullptr, 0);
+}
+
+template <SpiralParams P>
+std::vector<std::uint8_t> shard_combine(const PublicParams<P>& pp, const std::vector<const std::uint8_t*>& parts,
+                                        const std::vector<std::size_t>& lens, unsigned threads,
+                                        const std::uint8_t* shard_query, std::size_t query_len) {
   using V = VariantOf<P>;
   using C = typename V::Comp;
   using MatN = rlwe::MatN<typename P::ring>;
@@ -269,10 +346,16 @@ std::vector<std::uint8_t> shard_combine(const PublicParams<P>& pp, const std::ve
       gsw_tail = &g.gsw;
     }
   }
-  if (!gsw_tail) throw ArgumentError("shard combine: no partial answer carries the GSW cts of the last rounds");
   // rounds nu_2−S .. nu_2−1 index gsw[r]: place the tail there (the slots before stay unused)
   std::vector<MatN> gsw(C::nu_2);
-  for (unsigned k = 0; k < S; ++k) gsw[C::nu_2 - S + k] = (*gsw_tail)[k];
+  if (shard_query != nullptr) {
+    if (gsw_tail) throw ArgumentError("shard combine: GSW cts from a partial answer and from the shard query");
+    PreparedQuery<P> pq = ShardWire<P>::decode_query(shard_query, query_len, false);
+    for (unsigned k = 0; k < S; ++k) gsw[C::nu_2 - S + k] = std::move(pq.gsw[C::nu_2 - S + k]);
+  } else {
+    if (!gsw_tail) throw ArgumentError("shard combine: no partial answer carries the GSW cts of the last rounds");
+    for (unsigned k = 0; k < S; ++k) gsw[C::nu_2 - S + k] = (*gsw_tail)[k];
+  }
   ServerStages<C>::fold_rounds(cts, gsw, C::nu_2 - S, C::nu_2, threads);
   if constexpr (V::pack) cts = PackingStep<P>::pack(cts, pp.keys(), threads);
   else (void)pp;
