@@ -168,8 +168,7 @@ class RayShards:
                     raise cause from None
                 raise SpiralpirError(f"a shard failed: {cause}") from None
             except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError) as exc:
-                for c in calls:
-                    ray.cancel(c)
+                # the other shards' answers to this attempt are dropped (answers are pure)
                 if time.monotonic() - start + 0.5 >= self.deadline:
                     raise Unavailable(f"a shard is unavailable ({type(exc).__name__}, "
                                       f"{attempt} attempt(s) in {self.deadline:g} s); retry "
