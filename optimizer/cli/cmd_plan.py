@@ -30,11 +30,14 @@ from spiralpir.optimizer.cli.plan_options import (
     parse_blocks,
 )
 from spiralpir.optimizer.cli.plan_text import render
+from spiralpir.optimizer.cli.shard_options import calibration_of, machine_of, machine_options
+from spiralpir.optimizer.cli.shard_text import render_shard_plan
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.models.profile import Profile
 from spiralpir.optimizer.plan.batch_plan import plan_batch
 from spiralpir.optimizer.plan.keyword_plan import plan_keyword
 from spiralpir.optimizer.plan.planner import plan as make_plan
+from spiralpir.optimizer.plan.shard_plan import plan_sharded
 from spiralpir.optimizer.plan.space import OBJECTIVES
 
 
@@ -80,6 +83,10 @@ from spiralpir.optimizer.plan.space import OBJECTIVES
 @click.option("--batch", type=click.IntRange(min=1), default=None, metavar="K",
               help="Plan a batch build: up to K records per request (probabilistic batch "
               "codes; the plan gives w, the bucket count and size, and the failure bound).")
+@click.option("--machines", type=click.IntRange(min=1), default=None,
+              help="Plan a sharded deployment on this many machines: the split 2^S and the "
+              "parameters together (with the coordinator's network bytes per query).")
+@machine_options
 def plan(records: str | None, record_size: str | None, keys: str | None,
          max_value_size: str | None, variant: str, objective: str, blocks: str | None,
                  max_query_bytes: str | None, max_params_bytes: str | None,
@@ -88,8 +95,9 @@ def plan(records: str | None, record_size: str | None, keys: str | None,
                  profile_path: Path | None, cpu_price: float | None,
                  egress_price: float | None, top: int, as_json: bool, batch: int | None,
                  max_copies: int | None, query_buckets: int | None, base64_values: bool,
-                 key_column: str,
-                 value_column: str) -> None:
+                 key_column: str, value_column: str, machines: int | None,
+                 memory_per_machine: str, cores_per_machine: int, network_gbps: float,
+                 measured: Path | None) -> None:
     """Choose SPIRAL parameters for a database of RECORDS records of RECORD-SIZE bytes."""
     if top < 1:
         raise SpiralpirError(f"--top must be at least 1, got {top}")
@@ -120,6 +128,17 @@ def plan(records: str | None, record_size: str | None, keys: str | None,
     if records is None or record_size is None:
         raise SpiralpirError("give --records N --record-size B (or --keys N --max-value-size B); "
                              "see 'spiralpir plan --help'")
+    if machines is not None:
+        if batch is not None:
+            raise SpiralpirError("--machines plans one sharded database, not a --batch")
+        sp = plan_sharded(parse_count(records, "--records"),
+                          parse_count(record_size, "--record-size"), machines,
+                          machine_of(memory_per_machine, cores_per_machine, network_gbps),
+                          calibration_of(measured, opts["profile"]),
+                          **{k: v for k, v in opts.items() if k not in ("top", "explain")})
+        click.echo(json.dumps(sp.to_json(), sort_keys=True, indent=2) if as_json
+                   else render_shard_plan(sp))
+        return
     if batch is not None:
         bp = plan_batch(parse_count(records, "--records"),
                         parse_count(record_size, "--record-size"), batch,

@@ -19,7 +19,15 @@ from spiralpir.optimizer.cli.keyword_options import keyword_input_options, keywo
 from spiralpir.optimizer.cli.keyword_serve import keyword_server
 from spiralpir.optimizer.cli.serve_page import page_options, prepare_page
 from spiralpir.optimizer.errors import SpiralpirError
-from spiralpir.optimizer.service import batch_server, db_updates, http_server, pir_server, store
+from spiralpir.optimizer.service import (
+    batch_server,
+    db_updates,
+    http_server,
+    pir_server,
+    sharded_server,
+    shards,
+    store,
+)
 from spiralpir.optimizer.service import records as database
 from spiralpir.optimizer.service.admin_http import Admin, read_token
 from spiralpir.optimizer.service.binding import prepared_query_bytes
@@ -81,6 +89,21 @@ from spiralpir.optimizer.service.listener import bind_listener
               "held in memory twice. Without it there is no admin endpoint.")
 @click.option("--ci", is_flag=True, help="Use the build's CI-sized twin.")
 @click.option("--build-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+@click.option("--ray", "ray_address", default=None, metavar="ADDRESS|local",
+              help="Serve the shards of --shards on the Ray cluster at ADDRESS (`ray start "
+              "--head` prints it), or on a cluster started in this process with 'local'.")
+@click.option("--shards", "shard_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=None, help="With --ray: a directory written by `spiralpir shard` (its "
+              "manifest.json and one file per shard), at the same path on every node.")
+@click.option("--shard-cpus", type=click.FloatRange(min=0, min_open=True), default=1.0,
+              show_default=True, help="With --ray: CPUs each shard's actor reserves (and the "
+              "runtime threads it uses, rounded down, at least 1).")
+@click.option("--expand-at", type=click.Choice(["shards", "coordinator"]), default="shards",
+              show_default=True, help="With --ray: where a query is expanded and converted — "
+              "on every shard (the query goes to each), or once here (its expanded form, far "
+              "larger, goes to each: less CPU in all, more bytes).")
+@click.option("--strict-spread", is_flag=True, help="With --ray: never place two shards on one "
+              "node (Ray's STRICT_SPREAD; the default SPREAD spreads where it can).")
 @click.option("--batch-layout", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Serve --db as the buckets of this batch layout (a batch.json); default: "
               "the build's batch.json if it has one (`generate --batch K`).")
@@ -96,12 +119,30 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
           client_memory: str, workers: int, max_queue: int, max_uploads: int,
           header_timeout: float, body_timeout: float, max_streams: int, stream_ttl: float,
           quiet: bool, admin_token_file: Path | None, ci: bool, build_dir: Path | None,
-          batch_layout: Path | None, keyword_table: Path | None, base64_values: bool,
-          key_column: str, value_column: str, page: bool,
-          cors_origins: tuple[str, ...]) -> None:
+          ray_address: str | None, shard_dir: Path | None, shard_cpus: float,
+          expand_at: str, strict_spread: bool, batch_layout: Path | None,
+          keyword_table: Path | None, base64_values: bool, key_column: str,
+          value_column: str, page: bool, cors_origins: tuple[str, ...]) -> None:
     """Serve DB privately: POST /v1/setup, POST /v1/query, GET /v1/params, GET /v1/health
     (with --stream: POST /v1/stream, GET /v1/stream/ID/blocks/K, DELETE /v1/stream/ID), and
     a lookup page at / (--no-page: none)."""
+    if (ray_address is None) != (shard_dir is None):
+        raise SpiralpirError("--ray ADDRESS|local and --shards DIR go together")
+    if shard_dir is not None:
+        if db_path is not None or stream_paths or admin_token_file is not None:
+            raise SpiralpirError("--shards serves the database `spiralpir shard` wrote: no "
+                                 "--db, --stream or --admin-token-file")
+        memory = parse_size(client_memory, "--client-memory")
+        limits = http_server.Limits(header_timeout, body_timeout, max_uploads, max_queue)
+        sock = bind_listener(host, port)
+        srv = serve_shards(source_dir, build_dir, ci, shard_dir, str(ray_address), shard_cpus,
+                           strict_spread, max_clients, memory, expand_at)
+        try:
+            http_server.run(srv, host, port, workers, limits, sock=sock, quiet=quiet,
+                            page=prepare_page(source_dir, ci, build_dir, page, cors_origins))
+        finally:
+            srv.cluster.close()
+        return
     if (db_path is None) == (not stream_paths):
         raise SpiralpirError("give either --db FILE or --stream DIR_OR_FILE (repeatable)")
     if admin_token_file is not None and db_path is None:
@@ -213,6 +254,28 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
     finally:
         if admin is not None:  # bring the store to the last version before exiting
             admin.updater.close()
+
+
+def serve_shards(source_dir: Path, build_dir: Path | None, ci: bool, shard_dir: Path,
+                 address: str, cpus: float, strict_spread: bool, max_clients: int | None,
+                 memory: int, expand_at: str) -> sharded_server.ShardedPirServer:
+    """The coordinator of a shard set on a Ray cluster (its actors started and mapped)."""
+    from spiralpir.optimizer.service import ray_shards
+
+    manifest = shards.read_manifest(shard_dir)
+    build = open_build(source_dir, build_dir, ci=ci)
+    manifest.check_build(build)
+    ray_shards.connect_ray(address, max(2, manifest.shards))
+    threads = max(1, int(cpus))
+    cluster = ray_shards.RayShards(source_dir, build_dir, ci, manifest, cpus=cpus,
+                                   threads=threads, max_clients=max_clients or 64,
+                                   strict_spread=strict_spread, expand_at=expand_at,
+                                   combine_threads=threads)
+    srv = sharded_server.ShardedPirServer(build, cluster, threads, max_clients, memory)
+    click.echo(f"serving {srv.num_records} records x {srv.record_size} bytes with build "
+               f"{build.label} from {manifest.shards} shards on Ray ({address}; actor pids "
+               f"{', '.join(map(str, cluster.pids))})", err=True)
+    return srv
 
 
 # seconds between store checkpoints of a server taking updates (db_updates.Updater): the

@@ -23,6 +23,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("spiralpir.optimizer.cli.cmd_bench", "bench"),
     "sample-db": ("spiralpir.optimizer.cli.cmd_sample_db", "sample_db"),
     "serve": ("spiralpir.optimizer.cli.cmd_serve", "serve"),
+    "shard": ("spiralpir.optimizer.cli.cmd_shard", "shard"),
+    "shard-model": ("spiralpir.optimizer.cli.cmd_shard_model", "shard_model"),
     "query": ("spiralpir.optimizer.cli.cmd_query", "query"),
     "update": ("spiralpir.optimizer.cli.cmd_update", "update"),
     "demo": ("spiralpir.optimizer.cli.cmd_demo", "demo"),

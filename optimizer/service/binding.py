@@ -96,6 +96,31 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "server_answer_blocked": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p,
                                              ctypes.c_size_t, ctypes.c_uint32, _c_u8_pp,
                                              _c_size_p, ctypes.POINTER(ctypes.c_double)]),
+    # the sharded server (capi_shard.hpp)
+    "shard_max_bits": (ctypes.c_uint32, []),
+    "shard_new": (ctypes.c_int, [ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32, _c_void_pp]),
+    "shard_free": (None, [ctypes.c_void_p]),
+    "shard_load_records": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64,
+                                          ctypes.c_uint64, PROGRESS_FN, ctypes.c_void_p]),
+    "shard_save_db": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p]),
+    "shard_map_db": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p]),
+    "shard_stored_plaintexts": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint64)]),
+    "shard_layout": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p,
+                                    ctypes.POINTER(ctypes.c_uint64)]),
+    "shard_answer": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p,
+                                    ctypes.c_size_t, ctypes.c_uint32, _c_u8_pp, _c_size_p,
+                                    ctypes.POINTER(ctypes.c_double)]),
+    "shard_combine": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_char_p), _c_size_p,
+                                     ctypes.c_uint32, ctypes.c_uint32, _c_u8_pp, _c_size_p]),
+    "shard_combine_expanded": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t,
+                                              ctypes.POINTER(ctypes.c_char_p), _c_size_p,
+                                              ctypes.c_uint32, ctypes.c_uint32, _c_u8_pp,
+                                              _c_size_p]),
+    "shard_prepare": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t,
+                                     ctypes.c_uint32, _c_u8_pp, _c_size_p]),
+    "shard_answer_expanded": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t,
+                                             _c_u8_pp, _c_size_p,
+                                             ctypes.POINTER(ctypes.c_double)]),
 }
 
 # The streaming ABI's stage timings: the one-time part (PREFIX_server_prepare; "expansion" is
@@ -392,18 +417,8 @@ class ServerDb(_Handle):
     def load_records(self, records: Any, num_records: int, record_size: int,
                      progress: Callable[[int, int], None] | None = None) -> None:
         """records: a buffer (bytes, bytearray, mmap, memoryview) of num_records*record_size."""
-        keep, ptr = _records_pointer(records, num_records, record_size)
-
-        def _cb(_ctx: Any, done: int, total: int) -> None:
-            if progress is not None:
-                progress(int(done), int(total))
-
-        cb = PROGRESS_FN(_cb)
-        try:
-            self.lib.call("server_load_records", self.h, ptr, ctypes.c_uint64(num_records),
-                          ctypes.c_uint64(record_size), cb, None)
-        finally:
-            del keep
+        _load_records(self.lib, "server_load_records", self.h, records, num_records, record_size,
+                      progress)
 
     def copy_from(self, other: ServerDb) -> None:
         """Hold an in-memory copy of ``other``'s database (built or mapped)."""
@@ -498,6 +513,106 @@ class ServerDb(_Handle):
             out["modswitch"] += out["packing"]
             out["packing"] = 0.0
         return data, out
+
+
+class ShardDb(_Handle):
+    """Shard ``index`` of 2^``bits`` of a server's database (runtime shard.hpp): the columns
+    of the last-folded dimensions it holds, answered as a partial answer that ``combine``
+    turns, with the other shards', into the one-process server's response."""
+
+    FREE = "shard_free"
+    CLOSED = "shard was closed"
+
+    def __init__(self, lib: Library, bits: int, index: int, threads: int = 0) -> None:
+        super().__init__(lib, lib.handle("shard_new", ctypes.c_uint32(bits),
+                                         ctypes.c_uint32(index), ctypes.c_uint32(threads)))
+        self.bits = bits
+        self.index = index
+
+    def load_records(self, records: Any, num_records: int, record_size: int,
+                     progress: Callable[[int, int], None] | None = None) -> None:
+        """Build this shard's part of the database of these records (all of them)."""
+        _load_records(self.lib, "shard_load_records", self.h, records, num_records, record_size,
+                      progress)
+
+    def save_db(self, path: Path) -> None:
+        self.lib.call("shard_save_db", self.h, str(path).encode())
+
+    def map_db(self, path: Path) -> None:
+        self.lib.call("shard_map_db", self.h, str(path).encode())
+
+    def stored_plaintexts(self) -> int:
+        """The plaintexts of this shard that hold records (its file's header aux)."""
+        out = ctypes.c_uint64()
+        self.lib.call("shard_stored_plaintexts", self.h, ctypes.byref(out))
+        return int(out.value)
+
+    def layout(self) -> tuple[bytes, int]:
+        """(params hash of this shard's files, bytes of its database object)."""
+        digest = ctypes.create_string_buffer(8)
+        size = ctypes.c_uint64()
+        self.lib.call("shard_layout", self.h, digest, ctypes.byref(size))
+        return digest.raw, int(size.value)
+
+    def answer(self, pp: PublicParams, query: bytes, with_gsw: bool
+               ) -> tuple[bytes, dict[str, float]]:
+        """The partial answer to ``query`` (with the last folds' GSW cts if ``with_gsw``) and
+        seconds per stage (SHARD_STAGES)."""
+        self.lib.check_same(pp.lib, "public parameters")
+        secs = (ctypes.c_double * len(SHARD_STAGES))()
+        data = self.lib.take_buffer_then(
+            "shard_answer", (self.h, pp.h, query, len(query), ctypes.c_uint32(int(with_gsw))),
+            (secs,))
+        return data, {s: secs[i] for i, s in enumerate(SHARD_STAGES)}
+
+
+    def answer_expanded(self, shard_query: bytes) -> tuple[bytes, dict[str, float]]:
+        """The partial answer to a query the coordinator prepared (``prepare_for_shards``)."""
+        secs = (ctypes.c_double * 2)()
+        data = self.lib.take_buffer_then("shard_answer_expanded",
+                                         (self.h, shard_query, len(shard_query)), (secs,))
+        return data, {"first_dimension": secs[0], "folding": secs[1]}
+
+
+# a shard's stages (ShardDb.answer); the coordinator's combine does the rest (folding, modswitch)
+SHARD_STAGES = ("expansion", "conversion", "first_dimension", "folding")
+
+
+def prepare_for_shards(pp: PublicParams, query: bytes, threads: int = 0) -> bytes:
+    """The query expanded and converted once, for every shard's ``answer_expanded``."""
+    return pp.lib.take_buffer_then("shard_prepare", (pp.h, query, len(query),
+                                                     ctypes.c_uint32(threads)), ())
+
+
+def combine_shards(pp: PublicParams, parts: list[bytes], threads: int = 1,
+                   shard_query: bytes | None = None) -> bytes:
+    """The response from every shard's partial answer to one query (one with the GSW cts, or
+    all to ``shard_query``, which then gives them)."""
+    lib = pp.lib
+    ptrs = (ctypes.c_char_p * len(parts))(*parts)
+    lens = (ctypes.c_size_t * len(parts))(*(len(p) for p in parts))
+    sq = shard_query or b""
+    return lib.take_buffer_then("shard_combine_expanded",
+                                (pp.h, sq if shard_query is not None else None, len(sq), ptrs,
+                                 lens, ctypes.c_uint32(len(parts)), ctypes.c_uint32(threads)), ())
+
+
+def _load_records(lib: Library, short: str, handle: ctypes.c_void_p, records: Any,
+                  num_records: int, record_size: int,
+                  progress: Callable[[int, int], None] | None) -> None:
+    """Call a ``*_load_records`` function with a progress callback."""
+    keep, ptr = _records_pointer(records, num_records, record_size)
+
+    def _cb(_ctx: Any, done: int, total: int) -> None:
+        if progress is not None:
+            progress(int(done), int(total))
+
+    cb = PROGRESS_FN(_cb)
+    try:
+        lib.call(short, handle, ptr, ctypes.c_uint64(num_records), ctypes.c_uint64(record_size),
+                 cb, None)
+    finally:
+        del keep
 
 
 def _records_pointer(records: Any, num_records: int, record_size: int) -> tuple[Any, Any]:

@@ -43,6 +43,7 @@ from spiralpir.optimizer.service.pir_server import (
     PirServer,
     ServerFull,
     StaleVersion,
+    Unavailable,
     UnknownClient,
 )
 from spiralpir.optimizer.service.sessions import StreamSession, UnknownStream
@@ -261,6 +262,9 @@ def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None,
         except StaleVersion as exc:
             return error(412, str(exc), {api.VERSION_HEADER: str(server.live.version
                                                                  if server.live else 0)})
+        except Unavailable as exc:
+            stats["busy"] += 1
+            return json_error(503, str(exc), {"Retry-After": str(exc.retry_after)})
         except StorageError as exc:  # the operator's to fix; said on the server's log too
             print(f"refusing to answer: {exc}", file=sys.stderr, flush=True)
             return error(503, f"the server's database is unusable: {exc}")

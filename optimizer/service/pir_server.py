@@ -63,6 +63,15 @@ class StaleVersion(SpiralpirError):
     """The request asked for a newer database version than the server holds (HTTP 412)."""
 
 
+class Unavailable(SpiralpirError):
+    """The server cannot answer right now, through no fault of the request (a shard of a
+    sharded deployment is restarting): HTTP 503, retry after ``retry_after`` seconds."""
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 @dataclass
 class Block:
     """One database the server answers: block ``index`` of the stream (or the only one)."""
@@ -158,14 +167,7 @@ class PirServer:
                  blocks: Sequence[tuple[database.Records, Path | str | None]] | None = None,
                  max_streams: int = 8, stream_ttl: float = 600.0, version: int = 0,
                  updatable: bool = False) -> None:
-        self.build = build
-        self.lib = build.lib
-        self.plan_document = json.loads(Path(build.inst.params_json).read_text())
-        self.threads = threads
-        self._log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
-        self._clients: OrderedDict[str, PublicParams] = OrderedDict()
-        self._fresh: dict[str, float] = {}  # set up, not queried yet: client id -> setup time
-        self._lock = threading.Lock()
+        self._init_clients(build, threads, log)
         self.streaming = blocks is not None
         if blocks is None:
             if records is None:
@@ -200,6 +202,22 @@ class PirServer:
             self.live = LiveDb(self.blocks[0].db, version, updatable, threads)
             self.blocks[0].db = self.live.db
         self.sessions = StreamSessions(max_streams, stream_ttl, on_drop=self._log_drop)
+        self._size_clients(max_clients, client_memory)
+
+    def _init_clients(self, build: Build, threads: int,
+                      log: Callable[[str], None] | None) -> None:
+        """The build and the (empty) client registry: what every server shape shares."""
+        self.build = build
+        self.lib = build.lib
+        self.plan_document = json.loads(Path(build.inst.params_json).read_text())
+        self.threads = threads
+        self._log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
+        self._clients: OrderedDict[str, PublicParams] = OrderedDict()
+        self._fresh: dict[str, float] = {}  # set up, not queried yet: client id -> setup time
+        self._lock = threading.Lock()
+
+    def _size_clients(self, max_clients: int | None, client_memory: int) -> None:
+        """Measure the messages and one client's memory, then bound the clients kept."""
         self._measure_sizes()
         if max_clients is None:
             max_clients = max(1, client_memory // self.client_bytes)

@@ -49,7 +49,7 @@
 //                       size_t key_len, const uint8_t* person, size_t person_len);   a keyword's hash
 //   (the two client_ ones and blake2b are in the client's part, SPIRALPIR_DEFINE_CLIENT_C_API)
 //   Record updates: PREFIX_server_copy_db, PREFIX_server_update_records, PREFIX_db_patch_file
-//   (capi_update.hpp).
+//   (capi_update.hpp). The sharded server: PREFIX_shard_* (capi_shard.hpp).
 #pragma once
 
 #include <cstdint>
@@ -127,6 +127,7 @@ T& deref(void* h, const char* what) {
 
 }  // namespace spiralpir::capi
 
+#include "spiralpir/spiral/capi_shard.hpp"   // the sharded server: part of every instance's ABI
 #include "spiralpir/spiral/capi_update.hpp"  // record updates: the rest of every instance's ABI
 
 #define SPIRALPIR_CAPI_CAT_(a, b) a##b
@@ -316,4 +317,5 @@ T& deref(void* h, const char* what) {
     delete static_cast<::spiralpir::PreparedQuery<PARAMS>*>(prepared);                                      \
   }                                                                                                         \
   }                                                                                                         \
-  SPIRALPIR_DEFINE_UPDATE_C_API(PREFIX, PARAMS)
+  SPIRALPIR_DEFINE_UPDATE_C_API(PREFIX, PARAMS)                                                            \
+  SPIRALPIR_DEFINE_SHARD_C_API(PREFIX, PARAMS)

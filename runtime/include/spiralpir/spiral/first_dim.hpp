@@ -32,6 +32,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstring>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -101,6 +102,23 @@ struct FirstDim {
     }
     bool empty() const { return storage_.data() == nullptr; }
     const std::uint32_t* slice(std::size_t g, std::size_t zt) const { return storage_.data() + offset(g, zt); }
+    /// all `words` words (a serialized query for a shard, shard.hpp)
+    const std::uint32_t* data() const { return storage_.data(); }
+    /// a query from `words` words in this layout (copied); throws unless each is below its prime
+    static Query from_words(const std::uint32_t* src) {
+      Query q;
+      q.storage_ = DbStorage(words);
+      std::memcpy(q.storage_.data(), src, words * 4);
+      for (std::size_t g = 0; g < NG; ++g)
+        for (std::size_t zt = 0; zt < ZT; ++zt) {
+          const std::size_t w = DB::width(g);
+          const std::uint32_t* x = q.slice(g, zt);
+          for (std::size_t k = 0; k < I * RK * w * kLanes; ++k)
+            if (x[k] >= R::primes[DB::group_prime(g) + k % w])
+              throw FormatError("first-dimension query: residue out of range");
+        }
+      return q;
+    }
 
    private:
     friend struct FirstDim;
@@ -413,14 +431,23 @@ struct FirstDim {
   static std::vector<MatN> run(const Query& query, const DB& db, unsigned threads, bool avx512 = use_avx512()) {
     return run_blocks(query, db, threads, 1, avx512);
   }
+  /// run() from the tiled query of a parameter type of the same query shape (I, n, primes, d) and
+  /// another J: a shard's database (shard.hpp) has fewer folding indices than the query's type
+  template <class Q>
+  static std::vector<MatN> run_tiled(const Q& query, const DB& db, unsigned threads, bool avx512 = use_avx512()) {
+    return run_blocks(query, db, threads, 1, avx512);
+  }
 
   /// The first dimension split into `blocks` equal ranges of i (row blocks; blocks | 2^nu_1):
   /// out[(b·instances + inst)·J + j] = Σ_{i in block b} C_i · D[i][j]. The same multiply-adds as
   /// run(), in the same tasks (each walks its slice of the database once, block after block);
   /// blocks = 1 is run(). A query with one selected row per block gets every block's plaintext
-  /// of one column from one pass (the keyword table's candidate bins, FORMATS.md §11).
-  static std::vector<MatN> run_blocks(const Query& query, const DB& db, unsigned threads, std::size_t blocks,
+  /// of one column from one pass (the keyword table's candidate bins, FORMATS.md §11). Q: this
+  /// type's Query or that of a type of the same query shape (run_tiled).
+  template <class Q>
+  static std::vector<MatN> run_blocks(const Q& query, const DB& db, unsigned threads, std::size_t blocks,
                                       bool avx512 = use_avx512()) {
+    static_assert(Q::words == Query::words, "first dimension: the query's shape differs from the database's");
     if (query.empty()) throw ArgumentError("first dimension: empty query");
     if (blocks == 0 || blocks > I || I % blocks != 0)
       throw ArgumentError("first dimension: " + std::to_string(blocks) + " row blocks do not divide the " +

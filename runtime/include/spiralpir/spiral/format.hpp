@@ -85,6 +85,8 @@ enum class ObjectKind : std::uint16_t {
   query = 3,
   response = 4,
   preprocessed_db = 5,
+  shard_partial = 6,
+  shard_query = 7,
 };
 inline const char* object_kind_name(ObjectKind k) {
   switch (k) {
@@ -93,6 +95,8 @@ inline const char* object_kind_name(ObjectKind k) {
     case ObjectKind::query: return "query";
     case ObjectKind::response: return "response";
     case ObjectKind::preprocessed_db: return "preprocessed database";
+    case ObjectKind::shard_partial: return "shard partial answer";
+    case ObjectKind::shard_query: return "shard query";
   }
   return "object";
 }
@@ -160,7 +164,7 @@ Header check_header(const std::uint8_t* buf, std::size_t total_len, ObjectKind k
                       std::to_string(format_version(kind)) + ")");
   const auto k = detail::get_le(buf + 6, 2);
   if (k != static_cast<std::uint16_t>(kind)) {
-    const std::string got = (k >= 1 && k <= 5) ? object_kind_name(static_cast<ObjectKind>(k)) : "unknown kind " + std::to_string(k);
+    const std::string got = (k >= 1 && k <= 7) ? object_kind_name(static_cast<ObjectKind>(k)) : "unknown kind " + std::to_string(k);
     throw FormatError(what + ": wrong object kind (got " + got + ")");
   }
   Header h{};

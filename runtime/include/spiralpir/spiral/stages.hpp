@@ -295,9 +295,17 @@ struct ServerStages {
   /// `cts` is consumed: it ends as the 1 ct per instance.
   static void fold(std::vector<MatN>& cts, const std::vector<MatN>& gsw, unsigned threads,
                    StageObserver<P>* obs = nullptr) {
-    const std::size_t J = D::dim_rest;
-    for (unsigned r = 0; r < P::nu_2; ++r) {
-      const std::size_t len = J >> r, halfl = len / 2;
+    fold_rounds(cts, gsw, 0, P::nu_2, threads, obs);
+  }
+  /// Rounds [r0, r1) of the folding, on cts of 2^(r1 − r0) per instance (instance-major): a shard
+  /// (shard.hpp) runs the first rounds over its own columns, the coordinator the last ones.
+  static void fold_rounds(std::vector<MatN>& cts, const std::vector<MatN>& gsw, unsigned r0, unsigned r1,
+                          unsigned threads, StageObserver<P>* obs = nullptr) {
+    if (r1 < r0 || r1 > gsw.size() || cts.size() != D::instances << (r1 - r0))
+      throw ArgumentError("fold: " + std::to_string(cts.size()) + " cts and " + std::to_string(gsw.size()) +
+                          " GSW cts do not fit rounds [" + std::to_string(r0) + ", " + std::to_string(r1) + ")");
+    for (unsigned r = r0; r < r1; ++r) {
+      const std::size_t len = std::size_t{1} << (r1 - r), halfl = len / 2;
       std::vector<MatN> next(D::instances * halfl);
       parallel_for(threads, D::instances * halfl, [&](std::size_t task) {
         const std::size_t inst = task / halfl, j = task % halfl;
