@@ -200,11 +200,27 @@ def test_overflowing_column_is_refused_whole(ci_build: Build, tmp_path: Path,
                                          "the table does not hold"):
         ku.apply_text('{"key": "x1", "value": "v"}\n{"key": "nobody", "delete": true}', "del")
     assert keyword_torture.table_values(stored, pool) == state
-    # the crowd up to the column's room fits, moving keys along the column
-    report = ku.apply_text("\n".join(json.dumps({"key": k.decode(), "value": "x"})
-                                     for k in crowd[: room // 2]), "half")
-    assert report["version"] == 2 and report["inserted"] == room // 2
-    state.update(dict.fromkeys(crowd[: room // 2], b"x"))
+    # a crowd filling the column to 90 %, then nearly full, fits: the second batch moves keys
+    # already stored along the column (cuckoo moves); a fuller try that does not fit is
+    # refused whole like the first
+    taken = sum(1 for k in state if stored.kt.table.layout.locate(k)[0] == column)
+    first = int(0.9 * room) - taken
+
+    def lines(keys: list[bytes]) -> str:
+        return "\n".join(json.dumps({"key": k.decode(), "value": k.decode()}) for k in keys)
+
+    assert ku.apply_text(lines(crowd[:first]), "fill")["version"] == 2
+    state.update({k: k for k in crowd[:first]})
+    for fill in (0.99, 0.98, 0.97, 0.96, 0.95):
+        fit = crowd[first: int(fill * room) - taken]
+        try:
+            report = ku.apply_text(lines(fit), "fit")
+            break
+        except BadChanges as exc:
+            assert f"column {column}" in str(exc)
+            assert keyword_torture.table_values(stored, pool) == state
+    assert report["version"] == 3 and report["inserted"] == len(fit) and report["moves"] > 0
+    state.update({k: k for k in fit})
     assert keyword_torture.table_values(stored, pool) == state
     ku.close()
     stored.close()
