@@ -60,10 +60,11 @@ class SlotIndex:
         self.owner: dict[int, bytes | None] = dict.fromkeys(occupied.tolist())
         self.slot_of: dict[bytes, int] = {}
         for k in keys:
-            hits = by_tag.get(layout.locate(k)[2])
+            column, rows, tag = layout.locate(k)
+            hits = by_tag.get(tag)
             if not hits or k in self.slot_of:
                 continue
-            bins = self.bins(k)
+            bins = [layout.bin_of(r, column) for r in rows]
             for s in hits:
                 if s // m in bins and self.owner[s] is None:
                     self.owner[s] = k
@@ -71,10 +72,6 @@ class SlotIndex:
                     break
         counts = np.bincount(occupied // m, minlength=cap // m)
         self.load: dict[int, int] = {int(b): int(counts[b]) for b in np.flatnonzero(counts)}
-
-    def bins(self, key: bytes) -> list[int]:
-        column, rows, _ = self.layout.locate(key)
-        return [self.layout.bin_of(r, column) for r in rows]
 
     def slot_bytes(self, s: int) -> bytes:
         return bytes(self.data[s * self.record_size: s * self.record_size + self.slot_size])
@@ -91,8 +88,9 @@ class SlotIndex:
         order: dict[int, list[int]] = {}
         for i, b in enumerate(where):
             order.setdefault(b, []).append(i)
-        return CuckooTable(self.layout, where, order, [self.layout.locate(k)[2] for k in keys],
-                           attempts)
+        tb = self.layout.tag_bytes
+        return CuckooTable(self.layout, where, order,
+                           [self.slot_bytes(self.slot_of[k])[:tb] for k in keys], attempts)
 
 
 class _Draft:
@@ -106,6 +104,16 @@ class _Draft:
         self.load: dict[int, int] = {}
         self.content: dict[bytes, bytes] = {}
         self.counts = {"inserted": 0, "replaced": 0, "deleted": 0, "moves": 0}
+        self._located: dict[bytes, tuple[list[int], bytes]] = {}
+
+    def locate(self, key: bytes) -> tuple[list[int], bytes]:
+        """The key's candidate bins and tag (hashed once per batch)."""
+        got = self._located.get(key)
+        if got is None:
+            lay = self.index.layout
+            column, rows, tag = lay.locate(key)
+            got = self._located[key] = ([lay.bin_of(r, column) for r in rows], tag)
+        return got
 
     def owner_at(self, s: int) -> Any:
         return self.owner[s] if s in self.owner else self.index.owner.get(s, _FREE)
@@ -128,9 +136,8 @@ class _Draft:
             self.slot_of[key] = s
 
     def slot_content(self, key: bytes, value: bytes) -> bytes:
-        lay = self.index.layout
-        item = self.index.slot_size - lay.tag_bytes
-        return lay.locate(key)[2] + value_frame.frame(value, item)
+        item = self.index.slot_size - self.index.layout.tag_bytes
+        return self.locate(key)[1] + value_frame.frame(value, item)
 
     def apply(self, ch: changes.KeywordChange) -> None:
         s = self.slot(ch.key)
@@ -155,7 +162,7 @@ class _Draft:
         m, h = lay.slots, lay.h
         cur, last = key, -1
         for _ in range(MAX_KICKS + 1):
-            cand = self.index.bins(cur)
+            cand = self.locate(cur)[0]
             loads = [self.bin_load(b) for b in cand]
             best = min(range(h), key=loads.__getitem__)
             if loads[best] < m:
@@ -173,7 +180,7 @@ class _Draft:
             self.put(s, cur)
             self.counts["moves"] += 1
             cur = victim
-            last = self.index.bins(cur).index(cand[j])
+            last = self.locate(cur)[0].index(cand[j])
         column = lay.locate(key)[0]
         taken = sum(self.bin_load(lay.bin_of(r, column)) for r in range(lay.rows))
         room = lay.rows * m

@@ -79,7 +79,7 @@ def main() -> None:
         print(f"{n:,} keys x {size} B, table {shape.rows} x {shape.columns} x {shape.slots} "
               f"(h = {shape.h}): filled and stored in {t1 - t0:.1f} s, preprocessed (two "
               f"buffers) in {t2 - t1:.1f} s")
-        ku = stored.updater(srv.live, 1)
+        ku = stored.updater(srv.live, 1, sync_store=False, store_every=10.0)  # as `serve`
         lay = stored.kt.table.layout
         latencies: list[tuple[float, bool]] = []
         busy = threading.Event()
