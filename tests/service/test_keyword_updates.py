@@ -259,22 +259,32 @@ def test_online_and_offline_keyword_updates(ci_build: Build, tmp_path: Path, rng
         got = client.lookup(old)
         assert got.value == b"nouveau" and got.version == 1
         assert client.get(gone) is None and client.get(b"added") == b"\x00\x01\x02"
+        # online through the CLI; an offline update meanwhile is refused (the server writes)
+        (tmp_path / "c0.jsonl").write_text('{"key": "viacli", "value": "cli"}\n')
+        r1 = _cli("update", "--server", srv.url, "--admin-token-file", str(token), "--changes",
+                  str(tmp_path / "c0.jsonl"))
+        assert r1.returncode == 0 and "database version 2" in r1.stdout, r1.stderr
+        assert "1 inserted" in r1.stdout and client.get(b"viacli") == b"cli"
+        offline = ["update", "--build", str(DEMO), "--ci", "--db", str(db), "--keyword-table",
+                   str(tmp_path / "keyword.json"), "--changes", str(tmp_path / "c0.jsonl")]
+        busy = _cli(*offline)
+        assert busy.returncode == 2 and "is in use" in busy.stderr, busy.stderr
     finally:
         client.close()
     srv.stop()
     # offline, on the stopped server's files, then a restart (read-only) serves the result
     ch = tmp_path / "c.jsonl"
     ch.write_text('{"key": "added", "delete": true}\n{"key": "later", "value": "v2"}\n')
-    r2 = _cli("update", "--build", str(DEMO), "--ci", "--db", str(db), "--keyword-table",
-              str(tmp_path / "keyword.json"), "--changes", str(ch))
-    assert r2.returncode == 0 and "database version 2" in r2.stdout, r2.stderr
+    offline[-1] = str(ch)
+    r2 = _cli(*offline)
+    assert r2.returncode == 0 and "database version 3" in r2.stdout, r2.stderr
     again = serve_process(args, tmp_path / "again.log")
     client = PirClient(again.url, build=ci_build, state_path=tmp_path / "state2")
     try:
         assert client.get(old) == b"nouveau" and client.get(gone) is None
         assert client.get(b"added") is None
         later = client.lookup(b"later")
-        assert later.value == b"v2" and later.version == 2
+        assert later.value == b"v2" and later.version == 3 and client.get(b"viacli") == b"cli"
         assert client.get(list(state)[2]) == state[list(state)[2]]
     finally:
         client.close()
