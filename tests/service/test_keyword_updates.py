@@ -226,6 +226,32 @@ def test_overflowing_column_is_refused_whole(ci_build: Build, tmp_path: Path,
     stored.close()
 
 
+def test_edited_key_file_starts_a_fresh_table(ci_build: Build, tmp_path: Path,
+                                              rng: random.Random) -> None:
+    shape = keyword_torture.shape_of(ci_build, 2)
+    db = tmp_path / "kv.jsonl"
+    state = keyword_torture.write_keys(db, rng, 30, 8)
+    stored = open_table(ci_build, shape, db, keyword_torture.OPTS, None, lambda m: None, True)
+    ku = stored.updater()
+    ku.apply_text('{"key": "extra", "value": "e"}', "one")
+    ku.apply_text('{"key": "extra", "value": "f"}', "two")
+    ku.close()
+    stored.close()
+    pool = [*state, b"extra"]
+    # a restart keeps the updated table; an edited key file is filled into a fresh table
+    again = open_table(ci_build, shape, db, keyword_torture.OPTS, None, lambda m: None, True)
+    assert again.version == 2 and keyword_torture.table_values(again, pool) == {
+        **state, b"extra": b"f"}
+    again.close()
+    first = next(iter(state))
+    db.write_text(json.dumps({"key": first.decode(), "value": "only"}) + "\n")
+    notes: list[str] = []
+    fresh = open_table(ci_build, shape, db, keyword_torture.OPTS, None, notes.append, True)
+    assert keyword_torture.table_values(fresh, pool) == {first: b"only"}
+    assert fresh.version == 3 and fresh.kt.keys == 1, notes  # versions go on after the journal
+    fresh.close()
+
+
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=600)
 
