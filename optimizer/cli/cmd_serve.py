@@ -85,7 +85,8 @@ from spiralpir.optimizer.service.listener import bind_listener
               "peer, method, path, status, response bytes, seconds).")
 @click.option("--admin-token-file", type=click.Path(dir_okay=False, path_type=Path),
               default=None, help="Enable POST /v1/admin/update (live record updates of a "
-              "binary --db) for requests bearing the token in this file; the database is then "
+              "binary --db, or key changes of a keyword table) for requests bearing the token in "
+              "this file; the database is then "
               "held in memory twice. Without it there is no admin endpoint.")
 @click.option("--ci", is_flag=True, help="Use the build's CI-sized twin.")
 @click.option("--build-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
@@ -180,11 +181,9 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
             (source_dir / batch_server.BATCH_FILE).is_file():
         batch_layout = source_dir / batch_server.BATCH_FILE
     if keyword_table is not None and db_path is not None:
-        if token is not None:
-            raise SpiralpirError("--admin-token-file: a keyword table takes no updates yet")
-        srv = keyword_server(build, keyword_table, db_path,
-                             keyword_options(base64_values, key_column, value_column),
-                             cache_path(db_path), common)
+        srv, admin = keyword_server(build, keyword_table, db_path,
+                                    keyword_options(base64_values, key_column, value_column),
+                                    cache_path(db_path), common, token, STORE_EVERY)
     elif batch_layout is not None:
         if db_path is None:
             raise SpiralpirError("a batch build serves one --db (as buckets), not --stream")

@@ -2,13 +2,15 @@
 
 ``POST /v1/admin/update`` exists only when ``serve`` is given ``--admin-token-file``; the
 request must carry ``Authorization: Bearer <token>`` (compared in constant time), its body is a
-CHANGES batch (changes.py), applied whole by the server's Updater (db_updates.py) on a thread
-of its own, so queries keep their workers. The reply is the batch's UpdateReport as JSON.
+CHANGES batch (changes.py), applied whole by the server's Updater (db_updates.py; a keyword
+table's through keyword_updates.KeywordUpdater) on a thread of its own, so queries keep their
+workers. The reply is the batch's UpdateReport as JSON.
 """
 
 from __future__ import annotations
 
 import hmac
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -37,9 +39,11 @@ class Admin:
     """The admin endpoint of one server: its token and its Updater."""
 
     def __init__(self, token: bytes, updater: Updater, num_records: int,
-                 max_body: int = DEFAULT_MAX_BODY) -> None:
+                 max_body: int = DEFAULT_MAX_BODY,
+                 apply_text: Callable[[str, str], dict[str, Any]] | None = None) -> None:
         self._token = token
         self.updater = updater
+        self._apply_text = apply_text  # a keyword table's batches (text, source) -> report
         self.num_records = num_records
         self.max_body = max_body
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spiralpir-admin")
@@ -55,6 +59,8 @@ class Admin:
             text = body.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise changes.BadChanges(f"request body: not UTF-8 (byte {exc.start})") from None
+        if self._apply_text is not None:
+            return self._apply_text(text, "request body")
         batch = changes.parse(text, "request body", self.num_records,
                               self.updater.files.file_record_size)
         return self.updater.apply(batch).to_json()

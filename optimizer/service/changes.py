@@ -3,9 +3,9 @@
 One change per line:
   {"index": I, "value_hex": "…"}   record I gets these bytes (zero-padded to the record size)
   {"index": I, "value": "text"}    the same with UTF-8 text
-Keyword databases will take {"key": …, "value": …} and {"key": …, "delete": true} lines; the
-parser knows their shape (``KEYWORD_FIELDS``) and refuses them, naming the line, until a keyword
-database exists to apply them to (runtime/README.md, "Live updates").
+A keyword database takes, in order (``parse_keyword``):
+  {"key": K, "value": "text"}      insert K or replace its value (or "value_hex", "value_base64")
+  {"key": K, "delete": true}       remove K (a key the table does not hold is an error)
 
 A batch is checked whole before anything is applied: every error names the line and the field,
 indices out of range and values longer than a record are refused, and a later change of the same
@@ -14,6 +14,7 @@ index replaces an earlier one. ``parse`` reads text (the offline file or an HTTP
 
 from __future__ import annotations
 
+import base64
 import binascii
 import json
 from dataclasses import dataclass
@@ -21,7 +22,8 @@ from dataclasses import dataclass
 from spiralpir.optimizer.errors import SpiralpirError
 
 INDEX_FIELDS = frozenset({"index", "value", "value_hex"})
-KEYWORD_FIELDS = frozenset({"key", "value", "value_hex", "delete"})
+KEYWORD_FIELDS = frozenset({"key", "value", "value_hex", "value_base64", "delete"})
+VALUE_FIELDS = ("value", "value_hex", "value_base64")
 MAX_ERRORS = 5  # errors named in one message (all are counted)
 
 
@@ -46,25 +48,27 @@ class ChangeBatch:
 
 
 def _value(obj: dict[str, object], where: str) -> bytes:
-    has_text, has_hex = "value" in obj, "value_hex" in obj
-    if has_text == has_hex:
-        raise BadChanges(f"{where}: give exactly one of 'value' (text) and 'value_hex'")
-    if has_text:
-        text = obj["value"]
-        if not isinstance(text, str):
-            raise BadChanges(f"{where}: field 'value' must be a string (UTF-8 text)")
+    given = [f for f in VALUE_FIELDS if f in obj]
+    if len(given) != 1:
+        raise BadChanges(f"{where}: give exactly one of 'value' (text) and 'value_hex'"
+                         + (" (or 'value_base64')" if "key" in obj else ""))
+    name = given[0]
+    text = obj[name]
+    if not isinstance(text, str):
+        raise BadChanges(f"{where}: field '{name}' must be a string")
+    if name == "value":
         try:
             return text.encode("utf-8")
         except UnicodeEncodeError:
             raise BadChanges(f"{where}: field 'value' holds a lone surrogate") from None
-    text = obj["value_hex"]
-    if not isinstance(text, str):
-        raise BadChanges(f"{where}: field 'value_hex' must be a string of hex digits")
     try:
-        return bytes.fromhex(text)
+        if name == "value_hex":
+            return bytes.fromhex(text)
+        return base64.b64decode(text, validate=True)
     except (ValueError, binascii.Error):
-        raise BadChanges(f"{where}: field 'value_hex' is not an even number of hex "
-                         "digits") from None
+        raise BadChanges(f"{where}: field '{name}' is not "
+                         + ("an even number of hex digits" if name == "value_hex" else "base64")
+                         ) from None
 
 
 def _change(raw: str, where: str, num_records: int, record_size: int) -> tuple[int, bytes]:
@@ -113,17 +117,86 @@ def parse(text: str, source: str, num_records: int, record_size: int) -> ChangeB
                 errors.append(str(exc))
             continue
         values[index] = value
-    if count:
-        more = f" (and {count - len(errors)} more bad lines)" if count > len(errors) else ""
-        raise BadChanges("; ".join(errors) + more + "; nothing was applied")
+    _raise_errors(errors, count)
     if not values:
         raise BadChanges(f"{source}: no changes (one JSON object per line: "
                          '{"index": I, "value_hex": "…"} or {"index": I, "value": "text"})')
     return ChangeBatch(dict(sorted(values.items())), record_size)
 
 
-def read(path: str, num_records: int, record_size: int) -> ChangeBatch:
-    """parse() of a file."""
+@dataclass(frozen=True)
+class KeywordChange:
+    """One line of a keyword batch: ``value`` None deletes the key."""
+
+    where: str
+    key: bytes
+    value: bytes | None
+
+
+def _keyword_change(raw: str, where: str, max_value: int) -> KeywordChange:
+    try:
+        obj = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise BadChanges(f"{where}: not valid JSON: {str(exc)[:80]}") from None
+    if not isinstance(obj, dict):
+        raise BadChanges(f"{where}: expected a JSON object such as "
+                         '{"key": "k", "value": "v"} or {"key": "k", "delete": true}')
+    if "index" in obj:
+        raise BadChanges(f"{where}: field 'index': an index change, but this is a keyword "
+                         "database (changes name records by 'key')")
+    unknown = sorted(set(obj) - KEYWORD_FIELDS)
+    if unknown:
+        raise BadChanges(f"{where}: unknown field '{unknown[0]}' (a keyword change has 'key' "
+                         "and one of 'value', 'value_hex', 'value_base64' or 'delete': true)")
+    key = obj.get("key")
+    if not isinstance(key, str):
+        raise BadChanges(f"{where}: field 'key' must be a string")
+    try:
+        raw_key = key.encode("utf-8")
+    except UnicodeEncodeError:
+        raise BadChanges(f"{where}: field 'key' holds a lone surrogate") from None
+    if "delete" in obj:
+        if obj["delete"] is not True or any(f in obj for f in VALUE_FIELDS):
+            raise BadChanges(f"{where}: field 'delete' must be true, with no value")
+        return KeywordChange(where, raw_key, None)
+    value = _value(obj, where)
+    if len(value) > max_value:
+        name = next(f for f in VALUE_FIELDS if f in obj)
+        raise BadChanges(f"{where}: field '{name}' is {len(value)} bytes, longer than the "
+                         f"{max_value} a slot of this table holds (values are never truncated)")
+    return KeywordChange(where, raw_key, value)
+
+
+def parse_keyword(text: str, source: str, max_value: int) -> list[KeywordChange]:
+    """The keyword changes in ``text`` in order (applied in order: a later line for a key
+    acts on what the earlier ones left), or BadChanges naming every bad line."""
+    out: list[KeywordChange] = []
+    errors: list[str] = []
+    count = 0
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        if not raw.strip():
+            continue
+        try:
+            out.append(_keyword_change(raw, f"{source} line {lineno}", max_value))
+        except BadChanges as exc:
+            count += 1
+            if len(errors) < MAX_ERRORS:
+                errors.append(str(exc))
+    _raise_errors(errors, count)
+    if not out:
+        raise BadChanges(f"{source}: no changes (one JSON object per line: "
+                         '{"key": K, "value": V} or {"key": K, "delete": true})')
+    return out
+
+
+def _raise_errors(errors: list[str], count: int) -> None:
+    if count:
+        more = f" (and {count - len(errors)} more bad lines)" if count > len(errors) else ""
+        raise BadChanges("; ".join(errors) + more + "; nothing was applied")
+
+
+def read_text(path: str) -> str:
+    """A change file's text."""
     try:
         with open(path, "rb") as fh:
             data = fh.read()
@@ -133,4 +206,9 @@ def read(path: str, num_records: int, record_size: int) -> ChangeBatch:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise BadChanges(f"{path}: not UTF-8 (byte {exc.start})") from None
-    return parse(text, path, num_records, record_size)
+    return text
+
+
+def read(path: str, num_records: int, record_size: int) -> ChangeBatch:
+    """parse() of a file."""
+    return parse(read_text(path), path, num_records, record_size)

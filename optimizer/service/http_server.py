@@ -333,10 +333,13 @@ def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None,
         out = await client_query(request, fn, limit, what)
         if not isinstance(out, tuple):
             return out
-        resp, stages, secs = out
+        resp, stages, secs = out[:3]
         stats[stat] += 1
+        headers = api.answer_headers(secs, stages)
+        if len(out) > 3:  # a keyword answer names the table's version
+            headers[api.VERSION_HEADER] = str(out[3])
         return web.Response(body=resp, content_type="application/octet-stream",
-                            headers=api.answer_headers(secs, stages))
+                            headers=headers)
 
     async def batch(request: Any) -> Any:
         if not batch_limit:

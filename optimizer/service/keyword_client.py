@@ -61,6 +61,7 @@ class KeywordResult:
     public_params_bytes_uploaded: int
     seconds: dict[str, float] = field(default_factory=dict)
     server_stages: dict[str, float] = field(default_factory=dict)
+    version: int | None = None  # the table's version the answer came from
 
     @property
     def found(self) -> bool:
@@ -72,7 +73,8 @@ class KeywordResult:
                 "bins": self.bins, "request_bytes": self.request_bytes,
                 "response_bytes": self.response_bytes,
                 "public_params_bytes_uploaded": self.public_params_bytes_uploaded,
-                "seconds": self.seconds, "server_stages": self.server_stages}
+                "seconds": self.seconds, "server_stages": self.server_stages,
+                "version": self.version}
 
 
 def lookup_query(keys: Any, layout: CuckooLayout, key: bytes) -> bytes:
@@ -113,4 +115,5 @@ def lookup(client: Any, key: str | bytes, shape: KeywordShape) -> KeywordResult:
         public_params_bytes_uploaded=uploaded + again,
         seconds={"query_gen": t1 - t0, "round_trip": t2 - t1, "decode": t3 - t2,
                  "server": reported_seconds(r.headers.get(api.SECONDS_HEADER))},
-        server_stages=reported_stages(r.headers.get(api.STAGES_HEADER)))
+        server_stages=reported_stages(r.headers.get(api.STAGES_HEADER)),
+        version=api.parse_decimal(r.headers.get(api.VERSION_HEADER, "")))

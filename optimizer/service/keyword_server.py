@@ -68,20 +68,21 @@ class KeywordServer(PirServer):
         raise BadBlock("this server answers keyword lookups (POST /v1/keyword), not streams")
 
     def answer_keyword(self, client_id: str, query: bytes, pinned: PublicParams | None = None
-                       ) -> tuple[bytes, dict[str, float], float]:
+                       ) -> tuple[bytes, dict[str, float], float, int]:
         """The h framed responses to one blocked query, per-stage seconds (folding and
-        modswitch summed over the blocks, plus ``process_cpu``) and the wall seconds."""
+        modswitch summed over the blocks, plus ``process_cpu``), the wall seconds and the
+        table's version they were answered from."""
         if len(query) != self.query_bytes:
             raise BadBlock(f"a keyword query is {self.query_bytes} bytes, not {len(query)}")
         assert self.live is not None
         pp = pinned if pinned is not None else self.pin(client_id)
         start = time.perf_counter()
         cpu = time.process_time()
-        with self.live.reading() as (db, _version):
+        with self.live.reading() as (db, version):
             responses, stages = db.answer_blocked(pp, query, self.keyword.table.layout.h)
         stages["process_cpu"] = time.process_time() - cpu
         return (batch_wire.pack(responses, batch_wire.REPLY_MAGIC), stages,
-                time.perf_counter() - start)
+                time.perf_counter() - start, version)
 
     def close(self) -> None:
         """Free the table's database (the server answers no more)."""

@@ -76,7 +76,7 @@ class Keyword:
         key = self.keys[i] if present else b"absent-" + os.urandom(8).hex().encode()
         q = keyword_client.lookup_query(self.ck, lay, key)
         self.request_sizes.add(len(q))
-        out, stages, _ = self.srv.answer_keyword(self.cid, q)
+        out, stages, _, _ = self.srv.answer_keyword(self.cid, q)
         resp = batch_wire.unpack(out, lay.h, self.srv.response_bytes, batch_wire.REPLY_MAGIC)
         got = keyword_table.find(lay, key, keyword_client.decode_bins(self.ck, resp),
                                  self.kt.slot_size, self.build.record_size)

@@ -91,7 +91,8 @@ def test_absent_keys_are_absent(client: PirClient,
         assert res.value is None and res.to_json() | {"seconds": 0, "server_stages": 0} == {
             "key": key, "found": False, "value_hex": None, "bins": h,
             "request_bytes": res.request_bytes, "response_bytes": res.response_bytes,
-            "public_params_bytes_uploaded": 0, "seconds": 0, "server_stages": 0}
+            "public_params_bytes_uploaded": 0, "seconds": 0, "server_stages": 0,
+            "version": 0}
 
 
 def test_params_carry_the_public_table(client: PirClient,
