@@ -18,6 +18,7 @@ import base64
 import binascii
 import json
 from dataclasses import dataclass
+from typing import Any
 
 from spiralpir.optimizer.errors import SpiralpirError
 
@@ -71,14 +72,19 @@ def _value(obj: dict[str, object], where: str) -> bytes:
                          ) from None
 
 
-def _change(raw: str, where: str, num_records: int, record_size: int) -> tuple[int, bytes]:
+def _json_object(raw: str, where: str, example: str) -> dict[str, Any]:
+    """One change line's JSON object, or an error naming the line and an example."""
     try:
         obj = json.loads(raw)
     except (ValueError, RecursionError) as exc:
         raise BadChanges(f"{where}: not valid JSON: {str(exc)[:80]}") from None
     if not isinstance(obj, dict):
-        raise BadChanges(f"{where}: expected a JSON object such as "
-                         '{"index": 3, "value_hex": "00ff"}')
+        raise BadChanges(f"{where}: expected a JSON object such as {example}")
+    return obj
+
+
+def _change(raw: str, where: str, num_records: int, record_size: int) -> tuple[int, bytes]:
+    obj = _json_object(raw, where, '{"index": 3, "value_hex": "00ff"}')
     if "key" in obj and set(obj) <= KEYWORD_FIELDS:
         raise BadChanges(f"{where}: field 'key': a keyword change, but this is an index "
                          "database (changes name records by 'index')")
@@ -134,13 +140,7 @@ class KeywordChange:
 
 
 def _keyword_change(raw: str, where: str, max_value: int) -> KeywordChange:
-    try:
-        obj = json.loads(raw)
-    except (ValueError, RecursionError) as exc:
-        raise BadChanges(f"{where}: not valid JSON: {str(exc)[:80]}") from None
-    if not isinstance(obj, dict):
-        raise BadChanges(f"{where}: expected a JSON object such as "
-                         '{"key": "k", "value": "v"} or {"key": "k", "delete": true}')
+    obj = _json_object(raw, where, '{"key": "k", "value": "v"} or {"key": "k", "delete": true}')
     if "index" in obj:
         raise BadChanges(f"{where}: field 'index': an index change, but this is a keyword "
                          "database (changes name records by 'key')")

@@ -30,21 +30,36 @@ Seed seed_of(std::uint8_t tag) {
   return s;
 }
 
+/// What every check starts from. Public: the database (from `tag`) and the server holding it.
+/// Secret: the master seed, hence every key. Published: the public parameters.
+template <class P>
+struct Setup {
+  std::vector<std::uint8_t> recs;
+  Server<P> server{1};
+  Client<P> client;
+  PublicParams<P> pp;
+
+  explicit Setup(std::uint8_t tag) : recs(P::num_records * P::record_size), client(secret_seed(tag + 1)) {
+    Csprng pub(seed_of(tag), 0);
+    pub.fill(recs.data(), recs.size());
+    server.load_records(recs.data(), P::num_records, P::record_size);
+    std::vector<std::uint8_t> ppb = client.public_params();
+    SPIRALPIR_CT_PUBLIC(ppb.data(), ppb.size());
+    pp = PublicParams<P>::load(ppb.data(), ppb.size(), 1);
+  }
+
+ private:
+  static Seed secret_seed(std::uint8_t tag) {
+    Seed s = seed_of(tag);
+    SPIRALPIR_CT_SECRET(s.data(), s.size());
+    return s;
+  }
+};
+
 template <class P>
 bool run(const char* name, std::uint8_t tag) {
-  // public: the database and the server
-  Csprng pub(seed_of(tag), 0);
-  std::vector<std::uint8_t> recs(P::num_records * P::record_size);
-  pub.fill(recs.data(), recs.size());
-  Server<P> server(1);
-  server.load_records(recs.data(), P::num_records, P::record_size);
-  // secret: the master seed, hence every key
-  Seed master = seed_of(tag + 1);
-  SPIRALPIR_CT_SECRET(master.data(), master.size());
-  const Client<P> client(master);
-  std::vector<std::uint8_t> ppb = client.public_params();
-  SPIRALPIR_CT_PUBLIC(ppb.data(), ppb.size());
-  const auto pp = PublicParams<P>::load(ppb.data(), ppb.size(), 1);
+  const Setup<P> setup(tag);
+  const auto& [recs, server, client, pp] = setup;
   bool ok = true;
   for (const std::uint64_t index : {std::uint64_t{0}, P::num_records - 1, P::num_records / 3}) {
     std::uint64_t secret_index = index;
@@ -76,17 +91,8 @@ struct insecure_packed4_ci : insecure_spiral_2e20x256b_ci {
 template <class P>
 bool run_packed(const char* name, std::uint8_t tag) {
   constexpr std::size_t G = Derived<P>::query_buckets;
-  Csprng pub(seed_of(tag), 0);
-  std::vector<std::uint8_t> recs(P::num_records * P::record_size);
-  pub.fill(recs.data(), recs.size());
-  Server<P> server(1);
-  server.load_records(recs.data(), P::num_records, P::record_size);
-  Seed master = seed_of(tag + 1);
-  SPIRALPIR_CT_SECRET(master.data(), master.size());
-  const Client<P> client(master);
-  std::vector<std::uint8_t> ppb = client.public_params();
-  SPIRALPIR_CT_PUBLIC(ppb.data(), ppb.size());
-  const auto pp = PublicParams<P>::load(ppb.data(), ppb.size(), 1);
+  const Setup<P> setup(tag);
+  const auto& [recs, server, client, pp] = setup;
   std::uint64_t index[G];
   for (std::size_t g = 0; g < G; ++g) index[g] = (g * 7 + 3) % P::num_records;
   std::uint64_t secret_index[G];
@@ -119,17 +125,8 @@ bool run_packed(const char* name, std::uint8_t tag) {
 template <class P>
 bool run_blocked(const char* name, std::uint8_t tag, std::size_t blocks) {
   using D = Derived<P>;
-  Csprng pub(seed_of(tag), 0);
-  std::vector<std::uint8_t> recs(P::num_records * P::record_size);
-  pub.fill(recs.data(), recs.size());
-  Server<P> server(1);
-  server.load_records(recs.data(), P::num_records, P::record_size);
-  Seed master = seed_of(tag + 1);
-  SPIRALPIR_CT_SECRET(master.data(), master.size());
-  const Client<P> client(master);
-  std::vector<std::uint8_t> ppb = client.public_params();
-  SPIRALPIR_CT_PUBLIC(ppb.data(), ppb.size());
-  const auto pp = PublicParams<P>::load(ppb.data(), ppb.size(), 1);
+  const Setup<P> setup(tag);
+  const auto& [recs, server, client, pp] = setup;
   const std::uint64_t per = D::dim0 / blocks;
   std::vector<std::uint64_t> rows(blocks), expect(blocks);
   for (std::size_t b = 0; b < blocks; ++b) expect[b] = rows[b] = b * per + (b * 5 + 3) % per;
