@@ -137,14 +137,20 @@ def test_a_killed_shard_actor_costs_a_retry_or_a_503_never_a_wrong_answer(
     victim = actor_pids(workdir / "server-shards.log")[1]
     killed_at = time.monotonic()
     os.kill(victim, signal.SIGKILL)
-    time.sleep(10)  # Ray notices, restarts the actor, which checks and maps its shard again
+    # Ray notices, restarts the actor, which checks and maps its shard again: the load goes on
+    # until three queries begun after the kill are answered (however long a loaded machine
+    # takes to restart it), or two minutes
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and \
+            sum(1 for t0, _, s in spans if t0 > killed_at and s == 200) < 3:
+        time.sleep(0.1)
     stop.set()
     worker.join(timeout=180)
     assert not worker.is_alive()
     assert not failures, failures[:5]
     assert any(t0 < killed_at < t1 for t0, t1, _ in spans), "no query was in flight at the kill"
-    after = [s for t0, _, s in spans if t0 > killed_at + 8]
-    assert after and all(s == 200 for s in after), after
+    after = [s for t0, _, s in spans if t0 > killed_at]
+    assert after[-3:] == [200, 200, 200], after
     for index in [rng.randrange(sampledb.SAMPLE_RECORDS) for _ in range(3)]:
         _, r = client.query(index)
         assert r.status_code == 200, r.text
