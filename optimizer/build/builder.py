@@ -196,6 +196,15 @@ def build_runtime(build_dir: Path | None = None, jobs: int | None = None,
     return prefix
 
 
+def installed_digest(prefix: Path) -> str:
+    """BLAKE2b of every file under the runtime's install prefix (relative path and content)."""
+    h = hashlib.blake2b(digest_size=16)
+    for path in sorted(p for p in prefix.rglob("*") if p.is_file()):
+        h.update(path.relative_to(prefix).as_posix().encode() + b"\0")
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
 def build_arith_bench(build_dir: Path | None = None, jobs: int | None = None,
                       show_progress: bool = True) -> Path:
     """Build the runtime's kernel microbenchmarks (spiral_runtime_bench, runtime/bench, Google
@@ -242,6 +251,7 @@ def build(source_dir: Path, build_dir: Path | None = None, jobs: int | None = No
             "build without --avx512 (the runtime still picks the fastest kernels it can)"
         )
     prefix = build_runtime(build_dir, jobs, show_progress)
+    runtime_digest = installed_digest(prefix)
     testing_include = testing_include_dir()
     cmake, generator = _tools()
     jobs = jobs or os.cpu_count() or 1
@@ -261,8 +271,14 @@ def build(source_dir: Path, build_dir: Path | None = None, jobs: int | None = No
         if unknown:
             raise SpiralpirError(f"unknown build target(s): {', '.join(unknown)}")
         target_args = [] if targets is None else ["--target", *(names[t] for t in wanted)]
-        _run([cmake, "--build", str(inst.build_dir), "-j", str(jobs), *target_args],
-             f"build {inst.name}", show_progress)
+        # CMake installs headers with their source's mtime, so an object compiled against an
+        # older install can look newer than the header that replaced it: rebuild from clean
+        # whenever the installed runtime's content differs from the one last built against
+        stamp = inst.build_dir / ".runtime-digest"
+        stale = stamp.is_file() and stamp.read_text() != runtime_digest
+        _run([cmake, "--build", str(inst.build_dir), "-j", str(jobs), *target_args,
+              *(["--clean-first"] if stale else [])], f"build {inst.name}", show_progress)
+        stamp.write_text(runtime_digest)
     paths = {"library": inst.library, "bench": inst.bench, "ci_bench": inst.ci_bench}
     for artifact in (paths[t] for t in wanted):
         if not artifact.is_file():
