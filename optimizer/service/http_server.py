@@ -178,6 +178,8 @@ def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None,
         body_limits[(api.KEYWORD, "POST")] = query_limit
     if admin is not None:
         body_limits[(api.ADMIN_UPDATE, "POST")] = admin.max_body
+    other_kind = {route for route in ((api.BATCH, "POST"), (api.KEYWORD, "POST"))
+                  if route not in body_limits}
     max_admitted = workers + limits.max_queue
     executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="spiralpir")
     stats = {"queries": 0, "errors": 0, "setups": 0, "streams": 0, "blocks": 0, "busy": 0,
@@ -341,16 +343,22 @@ def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None,
         return web.Response(body=resp, content_type="application/octet-stream",
                             headers=headers)
 
+    def wrong_kind(message: str) -> web.Response:
+        """A request for another kind of build: answered before its body, which is not read."""
+        resp = error(400, message)
+        resp.force_close()
+        return resp
+
     async def batch(request: Any) -> Any:
         if not batch_limit:
-            return error(400, f"build '{server.build.name}' holds one database, not buckets: "
+            return wrong_kind(f"build '{server.build.name}' holds one database, not buckets: "
                               f"POST {api.QUERY}")
         return await framed_answer(request, server.answer_batch, batch_limit, "batch request",
                                    "batches")
 
     async def keyword_lookup(request: Any) -> Any:
         if keyword is None:
-            return error(400, f"build '{server.build.name}' holds no keyword table: POST "
+            return wrong_kind(f"build '{server.build.name}' holds no keyword table: POST "
                               f"{api.QUERY}")
         return await framed_answer(request, keyword.answer_keyword, query_limit,
                                    "keyword query", "keywords")
@@ -456,8 +464,9 @@ def make_app(server: PirServer, workers: int = 2, limits: Limits | None = None,
 
     async def guarded(request: Any, handler: Callable[[Any], Any]) -> Any:
         route = (request.path, request.method)
-        # an unknown route is a 404 whatever it carries (no admin endpoint: 404, not 413)
-        if route not in body_limits and request.body_exists and \
+        # an unknown route is a 404 whatever it carries (no admin endpoint: 404, not 413), and
+        # a batch or keyword request to another kind of build gets its handler's 400
+        if route not in body_limits and route not in other_kind and request.body_exists and \
                 request.match_info.http_exception is None:
             resp = error(413, f"{request.method} {one_line(request.path, 80)} takes no body")
             resp.force_close()

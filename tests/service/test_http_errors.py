@@ -78,6 +78,11 @@ def test_malformed_requests_get_json(sample_server: ServerProcess) -> None:
     json_error(send(url, head("GET", api.HEALTH, body_bytes=3) + b"abc"), 413, "takes no body")
     json_error(send(url, head("DELETE", api.stream_path("a" * 32), body_bytes=1) + b"x"), 413,
                "takes no body")
+    # a batch or keyword request to a one-database build names what the build holds
+    json_error(send(url, head("POST", api.BATCH, {api.CLIENT_HEADER: "a" * 32}, 4) + b"abcd"),
+               400, "holds one database, not buckets")
+    json_error(send(url, head("POST", api.KEYWORD, {api.CLIENT_HEADER: "a" * 32}, 4) + b"abcd"),
+               400, "holds no keyword table")
 
 
 def test_the_server_still_answers(sample_server: ServerProcess, demo_inst: builder.Instance,
