@@ -203,6 +203,7 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
                    err=True)
     elif db_path is not None:
         records = database.read_records(db_path, build.record_size, record_size, fmt)
+        file_record_size = records.record_size  # open_files pads records to the build's size
         version = 0
         if token is not None:
             db_updates.check_updatable(records)
@@ -216,7 +217,8 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
             if token is None and alone:
                 lock.downgrade()
         srv = pir_server.PirServer(build, records, preprocessed=cache_path(db_path), **common,
-                                   version=version, updatable=token is not None)
+                                   version=version, updatable=token is not None,
+                                   record_size=file_record_size)
         if token is not None:
             # the store is a checked cache of the fsynced records file and journal: its pages
             # go to disk with the kernel's write-back (a power loss at worst forces a rebuild)

@@ -166,7 +166,7 @@ class PirServer:
                  progress: bool = True, log: Callable[[str], None] | None = None,
                  blocks: Sequence[tuple[database.Records, Path | str | None]] | None = None,
                  max_streams: int = 8, stream_ttl: float = 600.0, version: int = 0,
-                 updatable: bool = False) -> None:
+                 updatable: bool = False, record_size: int | None = None) -> None:
         self._init_clients(build, threads, log)
         self.streaming = blocks is not None
         if blocks is None:
@@ -185,7 +185,9 @@ class PirServer:
             raise SpiralpirError("the blocks mix files of values (stored with their lengths) "
                                  "and binary records; give blocks of one kind")
         self.values = VALUES_FRAMED if framed == {True} else VALUES_FIXED
-        self.record_size = build.record_size
+        # the records' own size (a binary file may hold records shorter than the build's,
+        # stored zero-padded; record_size when the caller padded them): what clients return
+        self.record_size = record_size or max(recs.record_size for recs, _ in blocks)
         params = Parameters.from_literal(build.params)
         self._params_hash = params.params_hash()
         self._object_bytes = sizes.preprocessed_db_bytes(params)

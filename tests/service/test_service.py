@@ -193,3 +193,24 @@ def test_python_api_in_process(inst: builder.Instance, tmp_path: Path,
     for index in rng.sample(range(sampledb.SAMPLE_RECORDS), 2):
         assert client.query(index).record == sampledb.sample_record(index)
     client.close()
+
+
+def test_shorter_records_are_returned_at_their_size(tmp_path: Path, rng: random.Random) -> None:
+    """`serve --record-size 20` of a file of 20-byte records on a 32-byte build: the server
+    reports 20-byte records and the client returns each record's 20 bytes, not the padding."""
+    from spiralpir.optimizer.service.pir_client import PirClient
+
+    rs, n = 20, 300
+    data = rng.randbytes(rs * n)
+    (tmp_path / "short.bin").write_bytes(data)
+    srv = ServerProcess(["--build", str(DEMO), "--db", str(tmp_path / "short.bin"),
+                         "--record-size", str(rs), "--no-cache"], tmp_path / "server.log")
+    try:
+        assert requests.get(srv.url + "/v1/params", timeout=30).json()["record_size"] == rs
+        client = PirClient(srv.url, build=Build(builder.build(DEMO, show_progress=False)),
+                           state_path=tmp_path / "c.json")
+        for i in (0, n - 1, rng.randrange(n)):
+            assert client.query(i).record == data[i * rs:(i + 1) * rs]
+        client.close()
+    finally:
+        srv.stop()
