@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "spiralpir/spiral/server.hpp"
+#include "spiralpir/spiral/shard_split.hpp"
 
 namespace spiralpir {
 
@@ -183,6 +184,14 @@ class ShardServerBase {
   /// seconds2 (optional): first_dimension, folding
   virtual std::vector<std::uint8_t> answer_expanded(const std::uint8_t* shard_query, std::size_t len,
                                                     double* seconds2) const = 0;
+  /// The preparation split between the shards (shard_split.hpp): the bytes of this shard's share,
+  /// writing it at out (seconds2: expansion, conversion), and the partial answer from every
+  /// shard's share (seconds3: assembly, first_dimension, folding).
+  virtual std::size_t share_bytes() const = 0;
+  virtual void prepare_share(const PublicParams<P>& pp, const std::uint8_t* query, std::size_t len,
+                             std::uint8_t* out, std::size_t out_len, double* seconds2) const = 0;
+  virtual std::vector<std::uint8_t> answer_shares(const std::uint8_t* const* shares, const std::size_t* lens,
+                                                  std::size_t count, bool with_gsw, double* seconds3) const = 0;
 };
 
 template <SpiralParams P, unsigned S>
@@ -254,6 +263,19 @@ class ShardServer final : public ShardServerBase<P> {
                                             double* seconds2) const override {
     if (!db_.loaded()) throw ArgumentError("shard answer: no database loaded");
     return answer_prepared(ShardWire<P>::decode_query(shard_query, len), false, seconds2);
+  }
+  std::size_t share_bytes() const override { return kHeaderBytes + ShardSplit<P>::payload(S, index_); }
+  void prepare_share(const PublicParams<P>& pp, const std::uint8_t* query, std::size_t len, std::uint8_t* out,
+                     std::size_t out_len, double* seconds2) const override {
+    ShardSplit<P>::prepare(pp, query, len, S, index_, threads_, out, out_len, seconds2);
+  }
+  std::vector<std::uint8_t> answer_shares(const std::uint8_t* const* shares, const std::size_t* lens,
+                                          std::size_t count, bool with_gsw, double* seconds3) const override {
+    if (!db_.loaded()) throw ArgumentError("shard answer: no database loaded");
+    const auto t0 = std::chrono::steady_clock::now();
+    const PreparedQuery<P> pq = ShardSplit<P>::assemble(shares, lens, count, S, threads_);
+    if (seconds3) seconds3[0] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return answer_prepared(pq, with_gsw, seconds3 ? seconds3 + 1 : nullptr);
   }
 
  private:
