@@ -68,6 +68,7 @@ class ShardWorker:
         self.db = shard_set.open_shard(self.build, manifest, index, threads)
         self.max_clients = max(1, max_clients)
         self.clients: OrderedDict[str, PublicParams] = OrderedDict()
+        self.stamps: dict[str, float] = {}
 
     def pid(self) -> tuple[int, str]:
         """(this process's id, its Ray node's id)"""
@@ -98,11 +99,22 @@ class ShardWorker:
                       ) -> tuple[Any, dict[str, float]]:
         """(this shard's share of the query's preparation, its seconds): two return values,
         so that the share goes on to the shards and only the seconds to the coordinator."""
-        return self.db.prepare_share(self._client(client_id, pp_box), query)
+        self.stamps["prepare_start"] = time.time()
+        out = self.db.prepare_share(self._client(client_id, pp_box), query)
+        self.stamps["prepare_end"] = time.time()
+        return out
 
     def answer_shares(self, with_gsw: bool, *shares: Any) -> tuple[bytes, dict[str, float]]:
         """The partial answer from every shard's share (Ray resolves the references)."""
-        return self.db.answer_shares(list(shares), with_gsw)
+        self.stamps["answer_start"] = time.time()
+        out = self.db.answer_shares(list(shares), with_gsw)
+        self.stamps["answer_end"] = time.time()
+        return out
+
+    def last_stamps(self) -> dict[str, float]:
+        """When (time.time()) this shard's last split calls began and ended: where a
+        benchmark finds the time between Ray's calls (tests/service/bench_ray.py)."""
+        return dict(self.stamps)
 
 
 class RayShards:

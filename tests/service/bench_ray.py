@@ -46,6 +46,27 @@ from spiralpir.optimizer.service.builds import open_build
 from spiralpir.optimizer.service.ray_shards import RayShards
 
 
+def split_timeline(cluster: RayShards, stages: dict[str, float], start: float,
+                   wall: float) -> dict[str, float]:
+    """Where "ray" went in a split query, from the shards' stamps of their last calls:
+    to_shards (submission to the first share's start), share_call (a share call's time
+    outside the runtime: the share's allocation and Python), exchange (the last share's end to
+    the last answer call's start: the shares into the object store, Ray's dependency wait and
+    the call), answer_call (likewise for the answer calls), back (the last answer's end to the
+    coordinator holding every partial answer)."""
+    st = ray.get([a.last_stamps.remote() for a in cluster.actors])
+    ready = max(x["prepare_end"] for x in st)
+    return {
+        "to_shards": min(x["prepare_start"] for x in st) - start,
+        "share_call": max(x["prepare_end"] - x["prepare_start"] for x in st)
+        - stages["expansion"] - stages["conversion"],
+        "exchange": max(x["answer_start"] for x in st) - ready,
+        "answer_call": max(x["answer_end"] - x["answer_start"] for x in st)
+        - stages["assembly"] - stages["first_dimension"] - stages["folding"],
+        "back": start + wall - stages["combine"] - max(x["answer_end"] for x in st),
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("build", type=Path)
@@ -95,13 +116,15 @@ def main() -> None:
             one.append(wall)
             one_stages.append(dict(st))
         for mode in modes:
-            t0 = time.perf_counter()
+            t0, u0 = time.perf_counter(), time.time()
             got, stages = cluster.answer("bench", pp, q, expand_at=mode)
             wall = time.perf_counter() - t0
             assert got == want, f"record {index}: the sharded response ({mode}) differs"
             if k >= args.warmup:
                 times[mode].append(wall)
                 stages["ray"] = wall - sum(stages.values())
+                if mode == "split":
+                    stages.update(split_timeline(cluster, stages, u0, wall))
                 profile[mode].append(stages)
         assert keys.decode(index, want, size) == data[index * size:(index + 1) * size]
     shard_stages = profile.get("shards", [])

@@ -123,21 +123,6 @@ struct FirstDim {
       return q;
     }
 
-    /// the query from the 2^bits shares tile_rows wrote (parts[s]: rows i ≡ s mod 2^bits), copied
-    /// unchecked: the shares are the deployment's own, made from a query it checked
-    static Query assemble(const std::uint32_t* const* parts, unsigned bits, unsigned threads) {
-      Query q;
-      q.storage_ = DbStorage(words);
-      const std::size_t rows = I >> bits, mask = (std::size_t{1} << bits) - 1;
-      parallel_for(threads, NG * ZT, [&](std::size_t task) {
-        const std::size_t g = task / ZT, zt = task % ZT, rw = row_words(g);
-        std::uint32_t* dst = q.storage_.data() + offset(g, zt);
-        for (std::size_t i = 0; i < I; ++i)
-          std::memcpy(dst + i * rw, parts[i & mask] + offset(g, zt, rows) + (i >> bits) * rw, rw * 4);
-      });
-      return q;
-    }
-
    private:
     friend struct FirstDim;
     DbStorage storage_;

@@ -273,24 +273,30 @@ class ShardServer final : public ShardServerBase<P> {
                                           std::size_t count, bool with_gsw, double* seconds3) const override {
     if (!db_.loaded()) throw ArgumentError("shard answer: no database loaded");
     const auto t0 = std::chrono::steady_clock::now();
-    const PreparedQuery<P> pq = ShardSplit<P>::assemble(shares, lens, count, S, threads_);
+    const auto pq = ShardSplit<P>::assemble(shares, lens, count, S, threads_);
     if (seconds3) seconds3[0] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    return answer_prepared(pq, with_gsw, seconds3 ? seconds3 + 1 : nullptr);
+    return answer_from(pq.first, pq.gsw, with_gsw, seconds3 ? seconds3 + 1 : nullptr);
   }
 
  private:
   std::vector<std::uint8_t> answer_prepared(const PreparedQuery<P>& pq, bool with_gsw, double* seconds2) const {
+    return answer_from(pq.first, pq.gsw, with_gsw, seconds2);
+  }
+  /// the partial answer from the first dimension's query (any Q of run_tiled) and the GSW cts
+  template <class Q>
+  std::vector<std::uint8_t> answer_from(const Q& first, const std::vector<rlwe::MatN<typename P::ring>>& gsw,
+                                        bool with_gsw, double* seconds2) const {
     const auto t0 = std::chrono::steady_clock::now();
-    std::vector<rlwe::MatN<typename P::ring>> cts = FirstDim<SC>::run_tiled(pq.first, db_, threads_);
+    std::vector<rlwe::MatN<typename P::ring>> cts = FirstDim<SC>::run_tiled(first, db_, threads_);
     db_.check_intact();  // the only step that reads the database
     const auto t1 = std::chrono::steady_clock::now();
-    ServerStages<SC>::fold(cts, pq.gsw, threads_);
+    ServerStages<SC>::fold(cts, gsw, threads_);
     const auto t2 = std::chrono::steady_clock::now();
     if (seconds2) {
       seconds2[0] = std::chrono::duration<double>(t1 - t0).count();
       seconds2[1] = std::chrono::duration<double>(t2 - t1).count();
     }
-    return ShardWire<P>::encode(S, index_, cts, pq.gsw.data() + (C::nu_2 - S), with_gsw ? S : 0);
+    return ShardWire<P>::encode(S, index_, cts, gsw.data() + (C::nu_2 - S), with_gsw ? S : 0);
   }
 
   unsigned index_;

@@ -1,9 +1,9 @@
 // spiralpir/spiral/shard_split.hpp — a query's preparation (expansion, conversion, tiling)
 // split between the 2^S shards of shard.hpp instead of repeated on every one: shard s computes
 // its share (QuerySplit, stages.hpp: the first-dimension rows i ≡ s and the GSW digits g ≡ s,
-// mod 2^S) and every shard assembles the prepared query from all 2^S shares. Every ct is
-// computed by the same deterministic step as in the one-process server, so the assembled query
-// is the one Server<P> prepares, word for word.
+// mod 2^S) and every shard answers from all 2^S shares, read in place. Every ct is computed by
+// the same deterministic step as in the one-process server, so the assembled query is the one
+// Server<P> prepares, word for word.
 //
 // Share (ObjectKind::shard_share, FORMATS.md §12): header (params hash of P, aux 0), then u8 S,
 // u8 0, u16 0, u32 shard index s, the tiled first-dimension rows i ≡ s (FirstDim::Query's layout
@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "spiralpir/core/aligned.hpp"
 #include "spiralpir/spiral/prepared.hpp"
 
 namespace spiralpir {
@@ -93,10 +94,39 @@ struct ShardSplit {
     }
   }
 
+  /// The first dimension's query read in place from the shares (FirstDim::run_tiled's Q):
+  /// slice(g, zt) gathers that slice's rows (an L2-sized piece) from the 2^S shares into a buffer
+  /// of the calling thread, valid until its next call — each first-dimension task asks for its
+  /// slice once — instead of assembling the whole query in memory first.
+  class SharesQuery {
+   public:
+    static constexpr std::size_t words = FD::Query::words;
+    SharesQuery(std::vector<const std::uint32_t*> rows, unsigned bits) : rows_(std::move(rows)), bits_(bits) {}
+    bool empty() const { return rows_.empty(); }
+    const std::uint32_t* slice(std::size_t g, std::size_t zt) const {
+      thread_local AlignedBuffer<std::uint32_t> buf;  // 64-byte aligned: the kernels load it aligned
+      const std::size_t rw = FD::Query::row_words(g), mask = (std::size_t{1} << bits_) - 1;
+      const std::size_t rows = FD::I >> bits_;
+      if (buf.size() < FD::I * rw) buf = AlignedBuffer<std::uint32_t>(FD::I * rw);
+      for (std::size_t i = 0; i < FD::I; ++i)
+        std::memcpy(buf.data() + i * rw, rows_[i & mask] + FD::Query::offset(g, zt, rows) + (i >> bits_) * rw, rw * 4);
+      return buf.data();
+    }
+
+   private:
+    std::vector<const std::uint32_t*> rows_;
+    unsigned bits_;
+  };
+
+  struct Assembled {
+    SharesQuery first;
+    std::vector<MatN> gsw;  // nu_2 GSW cts
+  };
+
   /// The prepared query (no packing keys: a shard does not pack) from the 2^S shares of it, in
-  /// any order.
-  static PreparedQuery<P> assemble(const std::uint8_t* const* shares, const std::size_t* lens, std::size_t count,
-                                   unsigned bits, unsigned threads) {
+  /// any order; the shares must outlive it.
+  static Assembled assemble(const std::uint8_t* const* shares, const std::size_t* lens, std::size_t count,
+                            unsigned bits, unsigned threads) {
     if (count != (std::size_t{1} << bits) || shares == nullptr || lens == nullptr)
       throw ArgumentError("shard shares: " + std::to_string(count) + " for 2^" + std::to_string(bits) + " shards");
     std::vector<const std::uint32_t*> rows(count, nullptr), cols(count, nullptr);
@@ -112,9 +142,7 @@ struct ShardSplit {
       rows[part] = reinterpret_cast<const std::uint32_t*>(b + kHeaderBytes + 8);
       cols[part] = rows[part] + (FD::Query::words >> bits);
     }
-    PreparedQuery<P> pq;
-    pq.first = FD::Query::assemble(rows.data(), bits, threads);
-    pq.gsw.resize(C::nu_2);
+    Assembled pq{SharesQuery(rows, bits), std::vector<MatN>(C::nu_2)};
     parallel_for(threads, C::nu_2, [&](std::size_t f) {
       MatN m = MatN::uninitialised(n + 1, (n + 1) * P::t_gsw);  // every column is some digit's
       for (std::uint64_t g = f * P::t_gsw; g < (f + 1) * P::t_gsw; ++g) {
