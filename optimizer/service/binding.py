@@ -104,6 +104,7 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
                                           ctypes.c_uint64, PROGRESS_FN, ctypes.c_void_p]),
     "shard_save_db": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p]),
     "shard_map_db": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p]),
+    "shard_hold_in_memory": (ctypes.c_int, [ctypes.c_void_p]),
     "shard_stored_plaintexts": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint64)]),
     "shard_layout": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p,
                                     ctypes.POINTER(ctypes.c_uint64)]),
@@ -547,6 +548,11 @@ class ShardDb(_Handle):
 
     def map_db(self, path: Path) -> None:
         self.lib.call("shard_map_db", self.h, str(path).encode())
+
+    def hold_in_memory(self) -> None:
+        """Copy the mapped database into this process's memory (huge pages where the kernel
+        allows them) and drop the mapping."""
+        self.lib.call("shard_hold_in_memory", self.h)
 
     def stored_plaintexts(self) -> int:
         """The plaintexts of this shard that hold records (its file's header aux)."""

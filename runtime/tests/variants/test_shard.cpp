@@ -153,7 +153,11 @@ TEST(Shard, SavedShardMapsAndAnswersTheSame) {
   mapped->map_db(path);
   EXPECT_EQ(mapped->stored_plaintexts(), shards[1]->stored_plaintexts());
   const auto q = f.client.query(5);
-  EXPECT_EQ(mapped->answer(f.pp, q.data(), q.size(), true, nullptr), shards[1]->answer(f.pp, q.data(), q.size(), true, nullptr));
+  const auto want = shards[1]->answer(f.pp, q.data(), q.size(), true, nullptr);
+  EXPECT_EQ(mapped->answer(f.pp, q.data(), q.size(), true, nullptr), want);
+  mapped->hold_in_memory();  // the mapping dropped: answers from its own copy
+  EXPECT_EQ(mapped->stored_plaintexts(), shards[1]->stored_plaintexts());
+  EXPECT_EQ(mapped->answer(f.pp, q.data(), q.size(), true, nullptr), want);
   // a shard file is not a whole database, nor another split's shard
   Server<P> s(1);
   EXPECT_THROW(s.map_db(path), ParamsMismatchError);

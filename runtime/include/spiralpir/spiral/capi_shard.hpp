@@ -10,6 +10,7 @@
 //        builds the shard's columns of the database of these records
 //   int  PREFIX_shard_save_db(void* shard, const char* path);
 //   int  PREFIX_shard_map_db(void* shard, const char* path);
+//   int  PREFIX_shard_hold_in_memory(void* shard);   the mapped database copied into memory
 //   int  PREFIX_shard_stored_plaintexts(void* shard, uint64_t* count);
 //   int  PREFIX_shard_layout(void* shard, uint8_t* params_hash8, uint64_t* object_bytes);
 //        the params hash a shard's file is labelled with and the size of its database object
@@ -79,6 +80,12 @@
       auto& s = ::spiralpir::capi::deref<::spiralpir::ShardServerBase<PARAMS>>(shard, "shard_map_db");      \
       if (path == nullptr) throw ::spiralpir::ArgumentError("shard_map_db: null path");                     \
       s.map_db(path);                                                                                       \
+    });                                                                                                     \
+  }                                                                                                         \
+  __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _shard_hold_in_memory)(void* shard) { \
+    return ::spiralpir::capi::guarded([&] {                                                                 \
+      ::spiralpir::capi::deref<::spiralpir::ShardServerBase<PARAMS>>(shard, "shard_hold_in_memory")         \
+          .hold_in_memory();                                                                                \
     });                                                                                                     \
   }                                                                                                         \
   __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _shard_stored_plaintexts)(         \

@@ -172,6 +172,9 @@ class ShardServerBase {
                             const Progress& progress) = 0;
   virtual void save_db(const std::string& path) const = 0;
   virtual void map_db(const std::string& path) = 0;
+  /// copies the mapped database into memory of its own (huge pages where the kernel allows them)
+  /// and drops the mapping: the first dimension streams it whole on every answer
+  virtual void hold_in_memory() = 0;
   /// the plaintexts (per instance) of this shard that hold records: a saved file's header aux
   virtual std::uint64_t stored_plaintexts() const = 0;
   /// the params hash a saved file of this shard carries, and the size of its database object
@@ -245,6 +248,7 @@ class ShardServer final : public ShardServerBase<P> {
   }
   void save_db(const std::string& path) const override { db_.save(path); }
   void map_db(const std::string& path) override { db_.map(path); }
+  void hold_in_memory() override { db_.copy_from(db_); }
   std::uint64_t stored_plaintexts() const override { return db_.num_records(); }
   std::array<std::uint8_t, 8> params_hash() const override { return spiralpir::params_hash<SC>(); }
   std::uint64_t object_bytes() const override { return Derived<SC>::preprocessed_db_bytes; }
