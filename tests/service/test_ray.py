@@ -4,9 +4,9 @@ one-process server's response to the same query; killing a shard actor's process
 queries run gives retried answers or 503 with Retry-After, never a wrong answer, and the
 restarted actor answers again (both with the query's preparation split between the shards, the
 default on one node); the shard-expanded and coordinator-expanded paths give the same bytes; a
-shard that stays dead is refused with Unavailable (503, Retry-After). Bounded: 65-80 s measured
-on the shared 2-core machine (four Ray clusters ~10 s each, the kill test's restart, a 3 s
-deadline)."""
+shard that stays dead is refused with Unavailable (503, Retry-After). Bounded: 70-95 s measured
+on the shared, loaded 2-core machine (four Ray clusters ~10 s each, the kill test's restart, a
+3 s deadline)."""
 
 from __future__ import annotations
 
