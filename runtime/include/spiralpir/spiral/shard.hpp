@@ -11,6 +11,8 @@
 // s, runs rounds nu_2−S .. nu_2−1 with the query's last S GSW cts (which one shard sends along),
 // packs (pack variants) and modulus-switches: the one-process server's last steps on the same values.
 //
+// The shards may instead split the preparation (shard_split.hpp: prepare_share, answer_shares):
+// each prepares 1/2^S of it and answers from every shard's share.
 // The coordinator may instead prepare the query once (shard_prepare: a kind-7 shard query with
 // the tiled first-dimension query and every GSW ct) and send that to the shards
 // (answer_expanded); it then takes the last S GSW cts from it.
