@@ -99,10 +99,16 @@ from spiralpir.optimizer.service.listener import bind_listener
 @click.option("--shard-cpus", type=click.FloatRange(min=0, min_open=True), default=1.0,
               show_default=True, help="With --ray: CPUs each shard's actor reserves (and the "
               "runtime threads it uses, rounded down, at least 1).")
-@click.option("--expand-at", type=click.Choice(["shards", "coordinator"]), default="shards",
-              show_default=True, help="With --ray: where a query is expanded and converted — "
-              "on every shard (the query goes to each), or once here (its expanded form, far "
-              "larger, goes to each: less CPU in all, more bytes).")
+@click.option("--expand-at", type=click.Choice(["auto", "split", "shards", "coordinator"]),
+              default="auto", show_default=True, help="With --ray: where a query is expanded "
+              "and converted — split between the shards (each prepares 1/2^S and receives the "
+              "others' shares), on every shard (only the query travels), or once here (its "
+              "expanded form, far larger, goes to each). auto: split when every shard runs "
+              "on this node or the shards' network moves the expanded query faster than one "
+              "core prepares it (--shard-network-gbps), else shards.")
+@click.option("--shard-network-gbps", type=click.FloatRange(min=0), default=0.0,
+              show_default=True, help="With --expand-at auto: each shard node's network "
+              "bandwidth in Gb/s (0: unknown, split only when all shards share one node).")
 @click.option("--strict-spread", is_flag=True, help="With --ray: never place two shards on one "
               "node (Ray's STRICT_SPREAD; the default SPREAD spreads where it can).")
 @click.option("--batch-layout", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -121,7 +127,8 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
           header_timeout: float, body_timeout: float, max_streams: int, stream_ttl: float,
           quiet: bool, admin_token_file: Path | None, ci: bool, build_dir: Path | None,
           ray_address: str | None, shard_dir: Path | None, shard_cpus: float,
-          expand_at: str, strict_spread: bool, batch_layout: Path | None,
+          expand_at: str, shard_network_gbps: float, strict_spread: bool,
+          batch_layout: Path | None,
           keyword_table: Path | None, base64_values: bool, key_column: str,
           value_column: str, page: bool, cors_origins: tuple[str, ...]) -> None:
     """Serve DB privately: POST /v1/setup, POST /v1/query, GET /v1/params, GET /v1/health
@@ -137,7 +144,7 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
         limits = http_server.Limits(header_timeout, body_timeout, max_uploads, max_queue)
         sock = bind_listener(host, port)
         srv = serve_shards(source_dir, build_dir, ci, shard_dir, str(ray_address), shard_cpus,
-                           strict_spread, max_clients, memory, expand_at)
+                           strict_spread, max_clients, memory, expand_at, shard_network_gbps)
         try:
             http_server.run(srv, host, port, workers, limits, sock=sock, quiet=quiet,
                             page=prepare_page(source_dir, ci, build_dir, page, cors_origins))
@@ -259,7 +266,8 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
 
 def serve_shards(source_dir: Path, build_dir: Path | None, ci: bool, shard_dir: Path,
                  address: str, cpus: float, strict_spread: bool, max_clients: int | None,
-                 memory: int, expand_at: str) -> sharded_server.ShardedPirServer:
+                 memory: int, expand_at: str, network_gbps: float = 0.0
+                 ) -> sharded_server.ShardedPirServer:
     """The coordinator of a shard set on a Ray cluster (its actors started and mapped)."""
     from spiralpir.optimizer.service import ray_shards
 
@@ -271,10 +279,11 @@ def serve_shards(source_dir: Path, build_dir: Path | None, ci: bool, shard_dir: 
     cluster = ray_shards.RayShards(source_dir, build_dir, ci, manifest, cpus=cpus,
                                    threads=threads, max_clients=max_clients or 64,
                                    strict_spread=strict_spread, expand_at=expand_at,
-                                   combine_threads=threads)
+                                   combine_threads=threads, network_gbps=network_gbps)
     srv = sharded_server.ShardedPirServer(build, cluster, threads, max_clients, memory)
     click.echo(f"serving {srv.num_records} records x {srv.record_size} bytes with build "
-               f"{build.label} from {manifest.shards} shards on Ray ({address}; actor pids "
+               f"{build.label} from {manifest.shards} shards on Ray ({address}; query "
+               f"preparation: {cluster.expand_at}; actor pids "
                f"{', '.join(map(str, cluster.pids))})", err=True)
     return srv
 

@@ -104,6 +104,7 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
                                           ctypes.c_uint64, PROGRESS_FN, ctypes.c_void_p]),
     "shard_save_db": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p]),
     "shard_map_db": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p]),
+    "shard_hold_in_memory": (ctypes.c_int, [ctypes.c_void_p]),
     "shard_stored_plaintexts": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint64)]),
     "shard_layout": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p,
                                     ctypes.POINTER(ctypes.c_uint64)]),
@@ -121,6 +122,13 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "shard_answer_expanded": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t,
                                              _c_u8_pp, _c_size_p,
                                              ctypes.POINTER(ctypes.c_double)]),
+    "shard_share_bytes": (ctypes.c_int, [ctypes.c_void_p, _c_size_p]),
+    "shard_prepare_share": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p,
+                                           ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t,
+                                           ctypes.POINTER(ctypes.c_double)]),
+    "shard_answer_shares": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p),
+                                           _c_size_p, ctypes.c_uint32, ctypes.c_uint32,
+                                           _c_u8_pp, _c_size_p, ctypes.POINTER(ctypes.c_double)]),
 }
 
 # The streaming ABI's stage timings: the one-time part (PREFIX_server_prepare; "expansion" is
@@ -541,6 +549,11 @@ class ShardDb(_Handle):
     def map_db(self, path: Path) -> None:
         self.lib.call("shard_map_db", self.h, str(path).encode())
 
+    def hold_in_memory(self) -> None:
+        """Copy the mapped database into this process's memory (huge pages where the kernel
+        allows them) and drop the mapping."""
+        self.lib.call("shard_hold_in_memory", self.h)
+
     def stored_plaintexts(self) -> int:
         """The plaintexts of this shard that hold records (its file's header aux)."""
         out = ctypes.c_uint64()
@@ -572,6 +585,35 @@ class ShardDb(_Handle):
         data = self.lib.take_buffer_then("shard_answer_expanded",
                                          (self.h, shard_query, len(shard_query)), (secs,))
         return data, {"first_dimension": secs[0], "folding": secs[1]}
+
+    def prepare_share(self, pp: PublicParams, query: bytes) -> tuple[Any, dict[str, float]]:
+        """This shard's share of the query's preparation (runtime shard_split.hpp), as a numpy
+        uint8 array (Ray passes it between processes without pickling its bytes)."""
+        import numpy as np
+
+        self.lib.check_same(pp.lib, "public parameters")
+        size = ctypes.c_size_t()
+        self.lib.call("shard_share_bytes", self.h, ctypes.byref(size))
+        out = np.empty(size.value, dtype=np.uint8)  # numpy's allocations are 16-byte aligned
+        secs = (ctypes.c_double * 2)()
+        self.lib.call("shard_prepare_share", self.h, pp.h, query, len(query),
+                      ctypes.c_void_p(out.ctypes.data), size.value, secs)
+        return out, {"expansion": secs[0], "conversion": secs[1]}
+
+    def answer_shares(self, shares: list[Any], with_gsw: bool
+                      ) -> tuple[bytes, dict[str, float]]:
+        """The partial answer from every shard's share (``prepare_share``; any buffers, read in
+        place: Ray's read-only views of its object store are not copied)."""
+        import numpy as np
+
+        views = [np.frombuffer(s, dtype=np.uint8) for s in shares]
+        ptrs = (ctypes.c_void_p * len(views))(*(v.ctypes.data for v in views))
+        lens = (ctypes.c_size_t * len(views))(*(v.size for v in views))
+        secs = (ctypes.c_double * 3)()
+        data = self.lib.take_buffer_then(
+            "shard_answer_shares", (self.h, ptrs, lens, ctypes.c_uint32(len(views)),
+                                    ctypes.c_uint32(int(with_gsw))), (secs,))
+        return data, {"assembly": secs[0], "first_dimension": secs[1], "folding": secs[2]}
 
 
 # a shard's stages (ShardDb.answer); the coordinator's combine does the rest (folding, modswitch)

@@ -1,20 +1,30 @@
 """The shards of a sharded database as Ray actors, and the coordinator's call to them.
 
 Each shard of a set written by ``spiralpir shard`` (service/shards.py) is held by one actor
-(``ShardWorker``): it opens the build, checks its shard's file against the manifest and maps
-it, and answers partial answers (runtime shard.hpp). The actors are placed by a placement
-group with one bundle of ``cpus`` CPUs per shard and strategy SPREAD (or STRICT_SPREAD: never
-two shards on one node), so Ray puts them on different machines where it can.
+(``ShardWorker``): it opens the build, checks its shard's file against the manifest, maps
+it and copies it into its own memory, and answers partial answers (runtime shard.hpp). The
+actors are placed by a placement group with one bundle of ``cpus`` CPUs per shard and strategy
+SPREAD (or STRICT_SPREAD: never two shards on one node), so Ray puts them on different
+machines where it can.
 
-With ``expand_at="coordinator"`` the coordinator expands and converts the query once and
-puts the result in the object store for every shard (``answer_expanded``) instead.
+Where a query is expanded and converted (``expand_at``, EXPAND_AT):
+- "split": each shard prepares its share of it (``prepare_share``: 1/2^S of the expansion
+  tree's subtrees and of the conversions, runtime shard_split.hpp) into the object store, and
+  each shard answers from all shares (``answer_shares``; the coordinator passes the shares'
+  references straight on, so the second calls wait in Ray, not here, and a share is read in
+  place, as numpy views of the object store, never pickled or copied into the process). Each
+  shard does 1/2^S of the fixed work and receives (1 − 2^−S) of the expanded query from the
+  other shards.
+- "shards": every shard prepares the whole query itself (only the query travels).
+- "coordinator": the coordinator prepares it once and every shard receives all of it
+  (``answer_expanded``).
 
 Clients' public parameters go to the object store once per client (``ray.put`` at setup);
 a query passes that reference, boxed in a list so that Ray does not resolve it, and an actor
 fetches and parses the parameters only the first time it sees the client (then keeps them,
 least recently used dropped first).
 
-Faults: an actor whose process dies is restarted by Ray (``max_restarts``) and maps its shard
+Faults: an actor whose process dies is restarted by Ray (``max_restarts``) and loads its shard
 again (checked again); its tasks are retried by Ray (``max_task_retries``: an answer is a pure
 function of the query and the shard), and a query that still fails is tried again by
 ``RayShards.answer`` until ``deadline`` seconds have passed, then refused with
@@ -34,14 +44,17 @@ from typing import Any
 
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.service import shards as shard_set
-from spiralpir.optimizer.service.binding import PublicParams, combine_shards, prepare_for_shards
+from spiralpir.optimizer.service.binding import (
+    ClientKeys,
+    PublicParams,
+    combine_shards,
+    prepare_for_shards,
+)
 from spiralpir.optimizer.service.builds import open_build
 from spiralpir.optimizer.service.pir_server import Unavailable
 
-# where a query is expanded and converted: on every shard (the query goes to each; the
-# default: the expanded query is far larger than the query) or once on the coordinator (its
-# expanded form goes to each shard: less CPU in all, more bytes)
-EXPAND_AT = ("shards", "coordinator")
+# where a query is expanded and converted (module docstring); "auto" is split_or_shards's rule
+EXPAND_AT = ("split", "shards", "coordinator")
 
 
 class ShardWorker:
@@ -53,15 +66,21 @@ class ShardWorker:
                                 show_progress=False)
         manifest = shard_set.read_manifest(Path(shard_dir))
         self.index = index
-        self.db = shard_set.open_shard(self.build, manifest, index, threads)
+        # held in the actor's own memory, not mapped: every answer streams the shard whole,
+        # and from the page cache's 4 KiB pages the first dimension ran 2.3x slower at
+        # 2^14 x 100 KB (1.1x at 2^20 x 256 B) than from anonymous huge pages
+        self.db = shard_set.open_shard(self.build, manifest, index, threads, in_memory=True)
         self.max_clients = max(1, max_clients)
         self.clients: OrderedDict[str, PublicParams] = OrderedDict()
+        self.stamps: dict[str, float] = {}
 
-    def pid(self) -> int:
-        return os.getpid()
+    def pid(self) -> tuple[int, str]:
+        """(this process's id, its Ray node's id)"""
+        import ray
 
-    def answer(self, client_id: str, pp_box: list[Any], query: bytes,
-               with_gsw: bool) -> tuple[bytes, dict[str, float]]:
+        return os.getpid(), ray.get_runtime_context().get_node_id()
+
+    def _client(self, client_id: str, pp_box: list[Any]) -> PublicParams:
         import ray
 
         pp = self.clients.get(client_id)
@@ -71,10 +90,35 @@ class ShardWorker:
             while len(self.clients) > self.max_clients:
                 self.clients.popitem(last=False)[1].close()
         self.clients.move_to_end(client_id)
-        return self.db.answer(pp, query, with_gsw)
+        return pp
+
+    def answer(self, client_id: str, pp_box: list[Any], query: bytes,
+               with_gsw: bool) -> tuple[bytes, dict[str, float]]:
+        return self.db.answer(self._client(client_id, pp_box), query, with_gsw)
 
     def answer_expanded(self, shard_query: bytes) -> tuple[bytes, dict[str, float]]:
         return self.db.answer_expanded(shard_query)
+
+    def prepare_share(self, client_id: str, pp_box: list[Any], query: bytes
+                      ) -> tuple[Any, dict[str, float]]:
+        """(this shard's share of the query's preparation, its seconds): two return values,
+        so that the share goes on to the shards and only the seconds to the coordinator."""
+        self.stamps["prepare_start"] = time.time()
+        out = self.db.prepare_share(self._client(client_id, pp_box), query)
+        self.stamps["prepare_end"] = time.time()
+        return out
+
+    def answer_shares(self, with_gsw: bool, *shares: Any) -> tuple[bytes, dict[str, float]]:
+        """The partial answer from every shard's share (Ray resolves the references)."""
+        self.stamps["answer_start"] = time.time()
+        out = self.db.answer_shares(list(shares), with_gsw)
+        self.stamps["answer_end"] = time.time()
+        return out
+
+    def last_stamps(self) -> dict[str, float]:
+        """When (time.time()) this shard's last split calls began and ended: where a
+        benchmark finds the time between Ray's calls (tests/service/bench_ray.py)."""
+        return dict(self.stamps)
 
 
 class RayShards:
@@ -84,15 +128,17 @@ class RayShards:
                  manifest: shard_set.Manifest, cpus: float = 1.0, threads: int = 1,
                  max_clients: int = 64, strict_spread: bool = False,
                  max_restarts: int = 5, deadline: float = 30.0, start_timeout: float = 120.0,
-                 combine_threads: int = 1, expand_at: str = "shards") -> None:
+                 combine_threads: int = 1, expand_at: str = "split",
+                 network_gbps: float = 0.0) -> None:
         import ray
         from ray.util.placement_group import placement_group
         from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
         if not ray.is_initialized():
             raise SpiralpirError("Ray is not initialised: connect first (connect_ray)")
-        if expand_at not in EXPAND_AT:
-            raise SpiralpirError(f"expand_at '{expand_at}': expected one of {', '.join(EXPAND_AT)}")
+        if expand_at not in (*EXPAND_AT, "auto"):
+            raise SpiralpirError(f"expand_at '{expand_at}': expected auto or one of "
+                                 f"{', '.join(EXPAND_AT)}")
         self.expand_at = expand_at
         self.manifest = manifest
         self.deadline = deadline
@@ -120,10 +166,17 @@ class RayShards:
             for s in range(manifest.shards)
         ]
         try:
-            self.pids = ray.get([a.pid.remote() for a in self.actors], timeout=start_timeout)
+            where = ray.get([a.pid.remote() for a in self.actors], timeout=start_timeout)
+            self.pids = [w[0] for w in where]
+            self.nodes = {w[1] for w in where}
         except ray.exceptions.RayError as exc:
             self.close()
             raise SpiralpirError(f"a shard actor failed to start: {_cause(exc)}") from None
+        if expand_at == "auto":
+            one_node = len(self.nodes) == 1
+            size, secs = (0, 0.0) if one_node or network_gbps <= 0 else \
+                _time_preparation(open_build(source_dir, build_dir, ci=ci, show_progress=False))
+            self.expand_at = "split" if split_pays(one_node, size, secs, network_gbps) else "shards"
 
     def register(self, pp: PublicParams, data: bytes) -> None:
         """Put a client's public parameters in the object store, for the actors to fetch."""
@@ -146,28 +199,36 @@ class RayShards:
         start = time.monotonic()
         stages: dict[str, float] = {}
         shard_query = None
-        if (expand_at or self.expand_at) == "coordinator":
+        where = expand_at or self.expand_at
+        if where == "coordinator":
             shard_query = prepare_for_shards(pp, query, self.combine_threads)
             stages["prepare"] = time.monotonic() - start
             sq_ref = ray.put(shard_query)
         attempt = 0
         while True:
             attempt += 1
-            if shard_query is None:
+            timings = []  # the split preparation's seconds, per shard
+            if where == "split":
+                made = [a.prepare_share.options(num_returns=2).remote(client_id, [ref], query)
+                        for a in self.actors]
+                timings = [m[1] for m in made]
+                calls = [a.answer_shares.remote(s == 0, *(m[0] for m in made))
+                         for s, a in enumerate(self.actors)]
+            elif shard_query is None:
                 calls = [a.answer.remote(client_id, [ref], query, s == 0)
                          for s, a in enumerate(self.actors)]
             else:
                 calls = [a.answer_expanded.remote(sq_ref) for a in self.actors]
             left = self.deadline - (time.monotonic() - start)
             try:
-                outs = ray.get(calls, timeout=max(left, 0.1))
+                outs = ray.get(calls + timings, timeout=max(left, 0.1))
                 break
-            except ray.exceptions.RayTaskError as exc:  # the shard refused: the query's fault
-                cause = _cause(exc)
-                if isinstance(cause, SpiralpirError):
-                    raise cause from None
-                raise SpiralpirError(f"a shard failed: {cause}") from None
-            except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError) as exc:
+            except ray.exceptions.RayError as exc:
+                if not _retryable(exc):
+                    cause = _cause(exc)  # the shard refused: the query's fault
+                    if isinstance(cause, SpiralpirError):
+                        raise cause from None
+                    raise SpiralpirError(f"a shard failed: {cause}") from None
                 # the other shards' answers to this attempt are dropped (answers are pure)
                 if time.monotonic() - start + 0.5 >= self.deadline:
                     raise Unavailable(f"a shard is unavailable ({type(exc).__name__}, "
@@ -175,8 +236,10 @@ class RayShards:
                                       "shortly", retry_after=2) from None
                 time.sleep(min(0.5, 0.05 * 2 ** attempt))
         t = time.perf_counter()
-        resp = combine_shards(pp, [o[0] for o in outs], self.combine_threads, shard_query)
-        stages.update({k: max(o[1][k] for o in outs) for k in outs[0][1]})
+        parts, secs = outs[:len(calls)], [o[1] for o in outs[:len(calls)]] + outs[len(calls):]
+        resp = combine_shards(pp, [o[0] for o in parts], self.combine_threads, shard_query)
+        for k in {k for s in secs for k in s}:
+            stages[k] = max(s[k] for s in secs if k in s)
         stages["combine"] = time.perf_counter() - t
         return resp, stages
 
@@ -189,8 +252,43 @@ class RayShards:
         remove_placement_group(self.group)
 
 
+def split_pays(one_node: bool, expanded_bytes: int, prepare_seconds: float,
+               network_gbps: float) -> bool:
+    """``expand_at="auto"``'s rule: split the preparation between the shards when each shard
+    receives the others' shares, (1 − 2^−S) of the expanded query (``expanded_bytes``), faster
+    than it would prepare that part itself, (1 − 2^−S) of ``prepare_seconds`` (one core's
+    expansion and conversion): always when every shard runs on one node (the shares pass
+    through that node's shared-memory object store), else iff expanded_bytes · 8 /
+    (network_gbps · 10^9) < prepare_seconds (0 Gb/s: unknown, never)."""
+    if one_node:
+        return True
+    return network_gbps > 0 and expanded_bytes * 8 / (network_gbps * 1e9) < prepare_seconds
+
+
+def _time_preparation(build: Any) -> tuple[int, float]:
+    """(bytes of the expanded query, one core's seconds to prepare it), on a throwaway key's
+    query: what split_pays weighs."""
+    keys = ClientKeys.new(build.lib)
+    pp = PublicParams(build.lib, keys.public_params())
+    query = keys.query(0)
+    start = time.perf_counter()
+    expanded = prepare_for_shards(pp, query, 1)
+    return len(expanded), time.perf_counter() - start
+
+
 def _cause(exc: Exception) -> Any:
     return getattr(exc, "cause", None) or exc
+
+
+def _retryable(exc: Exception) -> bool:
+    """A failure of the cluster, not of the query: an actor died (also when a share it was
+    making was lost on its way to another shard's call), an object was lost, or the deadline
+    passed."""
+    import ray
+
+    lost = (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError,
+            ray.exceptions.GetTimeoutError)
+    return isinstance(exc, lost) or isinstance(_cause(exc), lost)
 
 
 def connect_ray(address: str, cpus: int) -> None:

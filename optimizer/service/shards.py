@@ -219,9 +219,11 @@ def read_manifest(directory: Path) -> Manifest:
                     field("records_fingerprint", str), field("framed", bool), tuple(entries))
 
 
-def open_shard(build: Build, manifest: Manifest, index: int, threads: int = 0) -> ShardDb:
+def open_shard(build: Build, manifest: Manifest, index: int, threads: int = 0,
+               in_memory: bool = False) -> ShardDb:
     """Shard ``index`` of the set, mapped after its file proved to be the one the manifest
-    names (size, trailer digest) and intact (store.py: trailer, header, every chunk)."""
+    names (size, trailer digest) and intact (store.py: trailer, header, every chunk);
+    ``in_memory``: then copied into the process's own memory (ShardDb.hold_in_memory)."""
     manifest.check_build(build)
     entry = manifest.entries[index]
     what = f"shard {index} of {manifest.shards} ({entry.path})"
@@ -239,6 +241,8 @@ def open_shard(build: Build, manifest: Manifest, index: int, threads: int = 0) -
                                           "digest mismatch)")
             db.map_db(entry.path)
             store.ensure_same(entry.path, checked)
+        if in_memory:
+            db.hold_in_memory()
     except BaseException:
         db.close()
         raise

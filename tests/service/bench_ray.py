@@ -2,16 +2,20 @@
 server of the same build, on a random database of the build's full shape.
 
     python tests/service/bench_ray.py generated/spiral_2e20x256b [--trials 15] [--json OUT]
+        [--workdir DIR (keeps the shard files between runs)] [--modes split,shards,coordinator]
 
 The one-process server answers with 2 threads (the machine's cores); each shard's actor with 1
-thread on 1 CPU; the sharded deployment twice, with the shards expanding the query (the
-default) and with the coordinator expanding it once (2 threads) and sending the expanded
-query; all on the same queries, interleaved (one-process, sharded, coordinator-expanded, …)
-after warm-up, and every sharded response is checked byte for byte against the one-process
-one. Prints the minimum and median of each, their ratios, the shards' stage seconds, the
-coordinator's combine, and the sizes the shard model (`spiralpir shard-model`) takes: query,
-partial answer, GSW cts, and the expanded/converted query a shard could receive instead of
-expanding it itself. ``--json`` writes the same figures for `spiralpir shard-model
+thread on 1 CPU; the sharded deployment once per mode of query preparation (ray_shards.py
+EXPAND_AT): split between the shards (the default), repeated by every shard, or done once by
+the coordinator (2 threads) which sends the expanded query; all on the same queries,
+interleaved (one-process, then each mode, …) after warm-up, and every sharded response is
+checked byte for byte against the one-process one. Prints the minimum and median of each, their
+ratios, a profile (median seconds per stage: the slowest shard's for the shards' stages, the
+coordinator's combine — the last S folds and the modulus switch — and "ray", the rest of the
+coordinator's wall time: Ray's task calls, the transfers and copies of queries, shares and
+partial answers, and waits), and the sizes the shard model (`spiralpir shard-model`) takes:
+query, partial answer, GSW cts, and the expanded/converted query a shard could receive instead
+of expanding it itself. ``--json`` writes the same figures for `spiralpir shard-model
 --measured`.
 """
 
@@ -25,6 +29,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import ray
@@ -41,6 +46,27 @@ from spiralpir.optimizer.service.builds import open_build
 from spiralpir.optimizer.service.ray_shards import RayShards
 
 
+def split_timeline(cluster: RayShards, stages: dict[str, float], start: float,
+                   wall: float) -> dict[str, float]:
+    """Where "ray" went in a split query, from the shards' stamps of their last calls:
+    to_shards (submission to the first share's start), share_call (a share call's time
+    outside the runtime: the share's allocation and Python), exchange (the last share's end to
+    the last answer call's start: the shares into the object store, Ray's dependency wait and
+    the call), answer_call (likewise for the answer calls), back (the last answer's end to the
+    coordinator holding every partial answer)."""
+    st = ray.get([a.last_stamps.remote() for a in cluster.actors])
+    ready = max(x["prepare_end"] for x in st)
+    return {
+        "to_shards": min(x["prepare_start"] for x in st) - start,
+        "share_call": max(x["prepare_end"] - x["prepare_start"] for x in st)
+        - stages["expansion"] - stages["conversion"],
+        "exchange": max(x["answer_start"] for x in st) - ready,
+        "answer_call": max(x["answer_end"] - x["answer_start"] for x in st)
+        - stages["assembly"] - stages["first_dimension"] - stages["folding"],
+        "back": start + wall - stages["combine"] - max(x["answer_end"] for x in st),
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("build", type=Path)
@@ -48,6 +74,7 @@ def main() -> None:
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--workdir", type=Path, default=None)
     ap.add_argument("--json", dest="json_out", type=Path, default=None)
+    ap.add_argument("--modes", default="split,shards,coordinator")
     args = ap.parse_args()
     build = open_build(args.build, show_progress=False)
     n, size = build.num_records, build.record_size
@@ -67,66 +94,89 @@ def main() -> None:
         shards.write_shards(build, recs, 2, work, threads=2, progress=False, log=say)
     manifest = shards.read_manifest(work)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    cluster = RayShards(args.build, None, False, manifest, cpus=1.0, threads=1, combine_threads=2)
+    cluster = RayShards(args.build, None, False, manifest, cpus=1.0, threads=1, combine_threads=2,
+                        expand_at="split")
     keys = ClientKeys.new(build.lib, os.urandom(32))
     ppb = keys.public_params()
     pp = PublicParams(build.lib, ppb)
     cluster.register(pp, ppb)
+    modes = [m for m in args.modes.split(",") if m]
     one: list[float] = []
-    sharded: list[float] = []
-    expanded: list[float] = []
-    shard_stages: list[dict[str, float]] = []
+    one_stages: list[dict[str, float]] = []
+    times: dict[str, list[float]] = {m: [] for m in modes}
+    profile: dict[str, list[dict[str, float]]] = {m: [] for m in modes}
     rng = np.random.default_rng(2)
     for k in range(args.warmup + args.trials):
         index = int(rng.integers(n))
         q = keys.query(index)
         t0 = time.perf_counter()
-        want, _ = whole.answer(pp, q)
-        t1 = time.perf_counter()
-        got, stages = cluster.answer("bench", pp, q)
-        t2 = time.perf_counter()
-        got2, _ = cluster.answer("bench", pp, q, expand_at="coordinator")
-        t3 = time.perf_counter()
-        assert got == want and got2 == want, f"record {index}: the sharded response differs"
-        assert keys.decode(index, got, size) == data[index * size:(index + 1) * size]
+        want, st = whole.answer(pp, q)
+        wall = time.perf_counter() - t0
         if k >= args.warmup:
-            one.append(t1 - t0)
-            sharded.append(t2 - t1)
-            expanded.append(t3 - t2)
-            shard_stages.append(stages)
+            one.append(wall)
+            one_stages.append(dict(st))
+        for mode in modes:
+            t0, u0 = time.perf_counter(), time.time()
+            got, stages = cluster.answer("bench", pp, q, expand_at=mode)
+            wall = time.perf_counter() - t0
+            assert got == want, f"record {index}: the sharded response ({mode}) differs"
+            if k >= args.warmup:
+                times[mode].append(wall)
+                stages["ray"] = wall - sum(stages.values())
+                if mode == "split":
+                    stages.update(split_timeline(cluster, stages, u0, wall))
+                profile[mode].append(stages)
+        assert keys.decode(index, want, size) == data[index * size:(index + 1) * size]
+    shard_stages = profile.get("shards", [])
     # sizes for the model: the partial answers of one query
     db0 = shards.open_shard(build, manifest, 0, 1)
     part_gsw, secs0 = db0.answer(pp, keys.query(0), True)
     part, _ = db0.answer(pp, keys.query(0), False)
-    out = {
+    med = statistics.median
+    out: dict[str, Any] = {
         "build": build.name, "params": build.params, "trials": args.trials,
-        "one_process_seconds": {"min": min(one), "median": statistics.median(one)},
-        "sharded_seconds": {"min": min(sharded), "median": statistics.median(sharded)},
-        "coordinator_expands_seconds": {"min": min(expanded),
-                                        "median": statistics.median(expanded)},
-        "ratio_min": min(sharded) / min(one),
-        "coordinator_expands_ratio_min": min(expanded) / min(one),
-        "coordinator_expands_ratio_median": statistics.median(expanded) / statistics.median(one),
-        "ratio_median": statistics.median(sharded) / statistics.median(one),
-        "shard_stage_seconds_median": {k: statistics.median(s[k] for s in shard_stages)
-                                       for k in shard_stages[0]},
+        "one_process_seconds": {"min": min(one), "median": med(one)},
+        "one_process_stage_seconds_median": {k: med(s[k] for s in one_stages)
+                                             for k in one_stages[0]},
+    }
+    names = {"split": "split_seconds", "shards": "sharded_seconds",
+             "coordinator": "coordinator_expands_seconds"}
+    for mode in modes:
+        ts = times[mode]
+        out[names[mode]] = {"min": min(ts), "median": med(ts),
+                            "ratio_min": min(ts) / min(one), "ratio_median": med(ts) / med(one)}
+        out[f"{mode}_stage_seconds_median"] = {k: med(s.get(k, 0.0) for s in profile[mode])
+                                               for k in profile[mode][0]}
+    if shard_stages:  # the shard model's inputs (shards expanding)
+        out["ratio_min"] = out["sharded_seconds"]["ratio_min"]
+        out["ratio_median"] = out["sharded_seconds"]["ratio_median"]
+        out["shard_stage_seconds_median"] = {
+            k: med(s[k] for s in shard_stages)
+            for k in ("expansion", "conversion", "first_dimension", "folding")}
+    out.update({
         "query_bytes": len(keys.query(0)),
         "partial_answer_bytes": len(part),
         "gsw_tail_bytes": len(part_gsw) - len(part),
         "expanded_query_bytes": prepared_query_bytes(build.params),
         "shard_query_bytes": len(prepare_for_shards(pp, keys.query(0), 2)),
+        "shard_share_bytes": int(db0.prepare_share(pp, keys.query(0))[0].size),
         "shard0_expansion_conversion_seconds": secs0["expansion"] + secs0["conversion"],
         "response_bytes": len(want),
-    }
+    })
     print(json.dumps(out, indent=1))
     print(f"{build.name}: one process (2 threads) min {min(one) * 1e3:.1f} ms, median "
-          f"{statistics.median(one) * 1e3:.1f} ms; 2 shards on Ray (1 CPU each) min "
-          f"{min(sharded) * 1e3:.1f} ms, median {statistics.median(sharded) * 1e3:.1f} ms; "
-          f"sharded/one-process: min {out['ratio_min']:.3f}, median {out['ratio_median']:.3f}; "
-          f"coordinator expanding (2 threads) min {min(expanded) * 1e3:.1f} ms, median "
-          f"{statistics.median(expanded) * 1e3:.1f} ms, ratio min "
-          f"{out['coordinator_expands_ratio_min']:.3f}, median "
-          f"{out['coordinator_expands_ratio_median']:.3f}")
+          f"{med(one) * 1e3:.1f} ms")
+    for mode in modes:
+        r = out[names[mode]]
+        print(f"  2 shards on Ray (1 CPU each), preparation {mode}: min {r['min'] * 1e3:.1f} ms, "
+              f"median {r['median'] * 1e3:.1f} ms; /one process: min {r['ratio_min']:.3f}, "
+              f"median {r['ratio_median']:.3f}")
+    print("profile, median ms per stage:")
+    print("  one process: " + ", ".join(f"{k} {v * 1e3:.1f}" for k, v in
+                                        out["one_process_stage_seconds_median"].items()))
+    for mode in modes:
+        print(f"  {mode}: " + ", ".join(f"{k} {v * 1e3:.1f}" for k, v in
+                                       out[f"{mode}_stage_seconds_median"].items()))
     if args.json_out:
         args.json_out.write_text(json.dumps(out, indent=1) + "\n")
     cluster.close()

@@ -2,7 +2,9 @@
 // response from the 2^S shards' partial answers is byte-identical to the one-process server's,
 // at S = 1 and 2 for every variant (S = 1 for a multi-instance set with nu_2 = 1, S = 3 for a
 // ternary-secret set), and decodes to the record; a shard saved and mapped answers the same; the
-// coordinator refuses incomplete or inconsistent sets of partial answers.
+// coordinator refuses incomplete or inconsistent sets of partial answers. The same with the query's
+// preparation split between the shards (shard_split.hpp): each prepares its share and answers
+// from every shard's, and the response is the same bytes.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -50,6 +52,58 @@ struct ShardFixture {
   }
 };
 
+/// shares of the query's preparation (one per shard), as a coordinator would pass them on
+template <class P>
+std::vector<std::vector<std::uint8_t>> shares_of(const ShardFixture<P>& f,
+                                                 const std::vector<std::unique_ptr<ShardServerBase<P>>>& shards,
+                                                 const std::vector<std::uint8_t>& q) {
+  std::vector<std::vector<std::uint8_t>> out;
+  for (auto& sh : shards) {
+    out.emplace_back(sh->share_bytes());
+    sh->prepare_share(f.pp, q.data(), q.size(), out.back().data(), out.back().size(), nullptr);
+  }
+  return out;
+}
+
+template <class P>
+std::vector<std::uint8_t> combine_parts(const ShardFixture<P>& f, const std::vector<std::vector<std::uint8_t>>& parts) {
+  std::vector<const std::uint8_t*> ps;
+  std::vector<std::size_t> ls;
+  for (auto& p : parts) {
+    ps.push_back(p.data());
+    ls.push_back(p.size());
+  }
+  return shard_combine<P>(f.pp, ps, ls, 2);
+}
+
+/// the response when the shards split the query's preparation: each prepares its share, each
+/// answers from all shares (passed in reverse order: any order of arrival)
+template <class P>
+std::vector<std::uint8_t> split_answer(const ShardFixture<P>& f,
+                                       const std::vector<std::unique_ptr<ShardServerBase<P>>>& shards,
+                                       const std::vector<std::uint8_t>& q, unsigned carrier) {
+  auto shares = shares_of(f, shards, q);
+  std::vector<const std::uint8_t*> ps;
+  std::vector<std::size_t> ls;
+  for (auto it = shares.rbegin(); it != shares.rend(); ++it) {
+    ps.push_back(it->data());
+    ls.push_back(it->size());
+  }
+  std::vector<std::vector<std::uint8_t>> parts;
+  for (auto& sh : shards)
+    parts.push_back(sh->answer_shares(ps.data(), ls.data(), ps.size(), sh->index() == carrier, nullptr));
+  return combine_parts(f, parts);
+}
+
+/// shard 1's share of the same query under a split into 4 shards
+template <class P>
+std::vector<std::uint8_t> share_of_another_split(const ShardFixture<P>& f, const std::vector<std::uint8_t>& q) {
+  auto sh = make_shard_server<P>(2, 1, 1);
+  std::vector<std::uint8_t> out(sh->share_bytes());
+  sh->prepare_share(f.pp, q.data(), q.size(), out.data(), out.size(), nullptr);
+  return out;
+}
+
 template <class P>
 void check_sharded(ShardFixture<P>& f, unsigned S, int trials) {
   auto shards = f.shards(S);
@@ -61,14 +115,9 @@ void check_sharded(ShardFixture<P>& f, unsigned S, int trials) {
     std::vector<std::vector<std::uint8_t>> parts;
     for (auto& sh : shards) parts.push_back(sh->answer(f.pp, q.data(), q.size(), sh->index() == carrier, nullptr));
     std::reverse(parts.begin(), parts.end());  // any order of arrival
-    std::vector<const std::uint8_t*> ps;
-    std::vector<std::size_t> ls;
-    for (auto& p : parts) {
-      ps.push_back(p.data());
-      ls.push_back(p.size());
-    }
-    const auto got = shard_combine<P>(f.pp, ps, ls, 2);
+    const auto got = combine_parts(f, parts);
     ASSERT_EQ(got, want) << "S = " << S << ", record " << idx;
+    ASSERT_EQ(split_answer(f, shards, q, carrier), want) << "split preparation, S = " << S << ", record " << idx;
     std::vector<std::uint8_t> rec(P::record_size);
     f.client.decode(idx, got.data(), got.size(), rec.data(), rec.size());
     ASSERT_TRUE(std::equal(rec.begin(), rec.end(), f.records.begin() + idx * P::record_size)) << "record " << idx;
@@ -104,7 +153,11 @@ TEST(Shard, SavedShardMapsAndAnswersTheSame) {
   mapped->map_db(path);
   EXPECT_EQ(mapped->stored_plaintexts(), shards[1]->stored_plaintexts());
   const auto q = f.client.query(5);
-  EXPECT_EQ(mapped->answer(f.pp, q.data(), q.size(), true, nullptr), shards[1]->answer(f.pp, q.data(), q.size(), true, nullptr));
+  const auto want = shards[1]->answer(f.pp, q.data(), q.size(), true, nullptr);
+  EXPECT_EQ(mapped->answer(f.pp, q.data(), q.size(), true, nullptr), want);
+  mapped->hold_in_memory();  // the mapping dropped: answers from its own copy
+  EXPECT_EQ(mapped->stored_plaintexts(), shards[1]->stored_plaintexts());
+  EXPECT_EQ(mapped->answer(f.pp, q.data(), q.size(), true, nullptr), want);
   // a shard file is not a whole database, nor another split's shard
   Server<P> s(1);
   EXPECT_THROW(s.map_db(path), ParamsMismatchError);
@@ -170,4 +223,31 @@ TEST(Shard, CoordinatorExpandedQueryGivesTheSameBytes) {
   };
   run(insecure_spiral_2e20x256b_ci{});
   run(insecure_pack_2e20x256b_ci{});
+}
+
+TEST(Shard, SplitPreparationRefusesBadShareSets) {
+  using P = insecure_spiral_2e20x256b_ci;
+  ShardFixture<P> f(test_rng_here("records"));
+  auto shards = f.shards(1);
+  const auto q = f.client.query(7);
+  auto shares = shares_of(f, shards, q);
+  auto answer = [&](std::initializer_list<const std::vector<std::uint8_t>*> v) {
+    std::vector<const std::uint8_t*> ps;
+    std::vector<std::size_t> ls;
+    for (auto* p : v) {
+      ps.push_back(p->data());
+      ls.push_back(p->size());
+    }
+    return shards[0]->answer_shares(ps.data(), ls.data(), ps.size(), true, nullptr);
+  };
+  EXPECT_EQ(answer({&shares[1], &shares[0]}), answer({&shares[0], &shares[1]}));
+  EXPECT_THROW(answer({&shares[0]}), ArgumentError);               // a share missing
+  EXPECT_THROW(answer({&shares[0], &shares[0]}), ArgumentError);   // one shard's twice
+  auto cut = shares[1];
+  cut.resize(cut.size() - 4);
+  EXPECT_THROW(answer({&shares[0], &cut}), FormatError);
+  auto other = share_of_another_split(f, q);
+  EXPECT_THROW(answer({&shares[0], &other}), ArgumentError);      // a share of another split
+  std::vector<std::uint8_t> small(shares[0].size() - 1);
+  EXPECT_THROW(shards[0]->prepare_share(f.pp, q.data(), q.size(), small.data(), small.size(), nullptr), ArgumentError);
 }

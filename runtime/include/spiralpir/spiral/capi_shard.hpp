@@ -10,6 +10,7 @@
 //        builds the shard's columns of the database of these records
 //   int  PREFIX_shard_save_db(void* shard, const char* path);
 //   int  PREFIX_shard_map_db(void* shard, const char* path);
+//   int  PREFIX_shard_hold_in_memory(void* shard);   the mapped database copied into memory
 //   int  PREFIX_shard_stored_plaintexts(void* shard, uint64_t* count);
 //   int  PREFIX_shard_layout(void* shard, uint8_t* params_hash8, uint64_t* object_bytes);
 //        the params hash a shard's file is labelled with and the size of its database object
@@ -27,6 +28,15 @@
 //   int  PREFIX_shard_combine_expanded(void* pp, const uint8_t* shard_query, size_t len,
 //                                      const uint8_t* const* parts, const size_t* part_lens,
 //                                      uint32_t count, uint32_t threads, uint8_t** resp, size_t* resp_len);
+//   The preparation split between the shards (shard_split.hpp):
+//   int  PREFIX_shard_share_bytes(void* shard, size_t* len);
+//   int  PREFIX_shard_prepare_share(void* shard, void* pp, const uint8_t* query, size_t query_len,
+//                                   uint8_t* out, size_t out_len, double* seconds2_or_null);
+//        writes this shard's share at out (4-byte aligned, shard_share_bytes long)
+//   int  PREFIX_shard_answer_shares(void* shard, const uint8_t* const* shares, const size_t* lens,
+//                                   uint32_t count, uint32_t with_gsw, uint8_t** part, size_t* part_len,
+//                                   double* seconds3_or_null);
+//        the partial answer from every shard's share (assembly, first_dimension, folding seconds)
 #pragma once
 
 #include "spiralpir/spiral/shard.hpp"
@@ -70,6 +80,12 @@
       auto& s = ::spiralpir::capi::deref<::spiralpir::ShardServerBase<PARAMS>>(shard, "shard_map_db");      \
       if (path == nullptr) throw ::spiralpir::ArgumentError("shard_map_db: null path");                     \
       s.map_db(path);                                                                                       \
+    });                                                                                                     \
+  }                                                                                                         \
+  __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _shard_hold_in_memory)(void* shard) { \
+    return ::spiralpir::capi::guarded([&] {                                                                 \
+      ::spiralpir::capi::deref<::spiralpir::ShardServerBase<PARAMS>>(shard, "shard_hold_in_memory")         \
+          .hold_in_memory();                                                                                \
     });                                                                                                     \
   }                                                                                                         \
   __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _shard_stored_plaintexts)(         \
@@ -124,6 +140,31 @@
     return ::spiralpir::capi::guarded([&] {                                                                 \
       auto& p = ::spiralpir::capi::deref<::spiralpir::PublicParams<PARAMS>>(pp, "shard_prepare");          \
       ::spiralpir::capi::give(::spiralpir::shard_prepare<PARAMS>(p, query, query_len, threads), out, out_len);\
+    });                                                                                                     \
+  }                                                                                                         \
+  __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _shard_share_bytes)(void* shard,   \
+                                                                                             size_t* len) {  \
+    return ::spiralpir::capi::guarded([&] {                                                                 \
+      ::spiralpir::capi::check_out(len, "shard_share_bytes");                                               \
+      *len = ::spiralpir::capi::deref<::spiralpir::ShardServerBase<PARAMS>>(shard, "shard_share_bytes")     \
+                 .share_bytes();                                                                            \
+    });                                                                                                     \
+  }                                                                                                         \
+  __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _shard_prepare_share)(             \
+      void* shard, void* pp, const uint8_t* query, size_t query_len, uint8_t* out, size_t out_len,          \
+      double* seconds2) {                                                                                   \
+    return ::spiralpir::capi::guarded([&] {                                                                 \
+      auto& s = ::spiralpir::capi::deref<::spiralpir::ShardServerBase<PARAMS>>(shard, "shard_prepare_share");\
+      auto& p = ::spiralpir::capi::deref<::spiralpir::PublicParams<PARAMS>>(pp, "shard_prepare_share");    \
+      s.prepare_share(p, query, query_len, out, out_len, seconds2);                                         \
+    });                                                                                                     \
+  }                                                                                                         \
+  __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _shard_answer_shares)(             \
+      void* shard, const uint8_t* const* shares, const size_t* lens, uint32_t count, uint32_t with_gsw,     \
+      uint8_t** part, size_t* part_len, double* seconds3) {                                                 \
+    return ::spiralpir::capi::guarded([&] {                                                                 \
+      auto& s = ::spiralpir::capi::deref<::spiralpir::ShardServerBase<PARAMS>>(shard, "shard_answer_shares");\
+      ::spiralpir::capi::give(s.answer_shares(shares, lens, count, with_gsw != 0, seconds3), part, part_len);\
     });                                                                                                     \
   }                                                                                                         \
   __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _shard_answer_expanded)(           \

@@ -97,9 +97,12 @@ struct FirstDim {
   class Query {
    public:
     static constexpr std::size_t words = I * RK * NP * D::d;
-    static constexpr std::size_t offset(std::size_t g, std::size_t zt) {
-      return I * RK * kLanes * (ZT * DB::group_prime(g) + zt * DB::width(g));
+    /// where slice (g, zt) starts in a query of `rows` rows (I: the whole query; fewer: a share
+    /// of its rows, shard.hpp), and the words of one row i in it
+    static constexpr std::size_t offset(std::size_t g, std::size_t zt, std::size_t rows = I) {
+      return rows * RK * kLanes * (ZT * DB::group_prime(g) + zt * DB::width(g));
     }
+    static constexpr std::size_t row_words(std::size_t g) { return RK * DB::width(g) * kLanes; }
     bool empty() const { return storage_.data() == nullptr; }
     const std::uint32_t* slice(std::size_t g, std::size_t zt) const { return storage_.data() + offset(g, zt); }
     /// all `words` words (a serialized query for a shard, shard.hpp)
@@ -127,27 +130,35 @@ struct FirstDim {
 
   /// the query matrices (2^nu_1 of them, (n+1)×n, NTT/CRT form) in the kernel's order
   static Query tile(const std::vector<MatN>& first_mats, unsigned threads) {
-    if (first_mats.size() != I) throw ArgumentError("first dimension: expected 2^nu_1 query matrices");
     Query q;
     q.storage_ = DbStorage(Query::words);
-    std::uint32_t* const base = q.storage_.data();
+    tile_rows(first_mats, 0, 0, q.storage_.data(), threads);
+    return q;
+  }
+
+  /// the rows i ≡ part (mod 2^bits) of the query, row i as row i >> bits of a query of I >> bits
+  /// rows at `base` (Query::offset(g, zt, I >> bits)); bits = 0: the whole query
+  static void tile_rows(const std::vector<MatN>& first_mats, unsigned bits, unsigned part, std::uint32_t* base,
+                        unsigned threads) {
+    if (first_mats.size() != I) throw ArgumentError("first dimension: expected 2^nu_1 query matrices");
+    const std::size_t rows = I >> bits;
     // one task per i: its polynomials are read sequentially, the W residues of 8 slots written
     // together (whole lines: no partial-line writes)
-    parallel_for(threads, I, [&](std::size_t i) {
+    parallel_for(threads, rows, [&](std::size_t il) {
+      const std::size_t i = (il << bits) + part;
       for (std::size_t rk = 0; rk < RK; ++rk) {
         const auto& poly = first_mats[i].at(static_cast<unsigned>(rk / n), static_cast<unsigned>(rk % n));
         for (std::size_t g = 0; g < NG; ++g) {
-          const std::size_t w = DB::width(g), stride = I * RK * w * kLanes;  // from tile zt to zt + 1
+          const std::size_t w = DB::width(g), stride = rows * RK * w * kLanes;  // from tile zt to zt + 1
           const std::uint64_t* src[kMaxW] = {};
           for (std::size_t h = 0; h < w; ++h) src[h] = poly.residue(DB::group_prime(g) + h);
-          std::uint32_t* dst = base + Query::offset(g, 0) + (i * RK + rk) * w * kLanes;
+          std::uint32_t* dst = base + Query::offset(g, 0, rows) + (il * RK + rk) * w * kLanes;
           for (std::size_t zt = 0; zt < ZT; ++zt, dst += stride)
             for (std::size_t l = 0; l < kLanes; ++l)
               for (std::size_t h = 0; h < w; ++h) dst[l * w + h] = static_cast<std::uint32_t>(src[h][zt * kLanes + l]);
         }
       }
     });
-    return q;
   }
 
   /// exact reduction of x < 2^64 to [0, p) (Barrett: x − ⌊x·m/2^64⌋·p lies in [0, 2p))

@@ -87,6 +87,7 @@ enum class ObjectKind : std::uint16_t {
   preprocessed_db = 5,
   shard_partial = 6,
   shard_query = 7,
+  shard_share = 8,
 };
 inline const char* object_kind_name(ObjectKind k) {
   switch (k) {
@@ -97,6 +98,7 @@ inline const char* object_kind_name(ObjectKind k) {
     case ObjectKind::preprocessed_db: return "preprocessed database";
     case ObjectKind::shard_partial: return "shard partial answer";
     case ObjectKind::shard_query: return "shard query";
+    case ObjectKind::shard_share: return "shard query share";
   }
   return "object";
 }

@@ -42,17 +42,11 @@ struct QueryPreparation {
   /// The prepared query; `obs` (optional) sees the expanded and the converted cts.
   static PreparedQuery<P> run(const PublicParams<P>& pp, const std::uint8_t* query, std::size_t len,
                               unsigned threads, StageObserver<C>* obs = nullptr) {
-    if (query == nullptr && len != 0) throw ArgumentError("prepare: null query buffer");
     using clock = std::chrono::steady_clock;
     const auto t0 = clock::now();
     std::vector<RegevCt<R>> first, digits;
     std::vector<MatN> direct;  // direct_first: the first-dimension cts, already 2×1 matrices
-    if constexpr (V::stream) {
-      parse_stream_query(query, len, threads, first, digits, direct);
-    } else {
-      const RegevCt<R> q = S::parse_query(query, len);
-      S::expand(q, pp.keys().comp, threads, first, digits);
-    }
+    expanded(pp, query, len, threads, first, digits, direct);
     const auto t1 = clock::now();
     if (obs) obs->on_expansion(first, digits);  // (direct_first: first is empty)
     PreparedQuery<P> out = converted(pp, first, digits, std::move(direct), threads, obs);
@@ -60,6 +54,20 @@ struct QueryPreparation {
     out.seconds[0] = std::chrono::duration<double>(t1 - t0).count();
     out.seconds[1] = std::chrono::duration<double>(t2 - t1).count();
     return out;
+  }
+
+  /// Parse and expansion (stream: parse): the first-dimension cts (direct_first: `direct`) and
+  /// the GSW digit cts; `split`: only its share (QuerySplit), the others left empty.
+  static void expanded(const PublicParams<P>& pp, const std::uint8_t* query, std::size_t len, unsigned threads,
+                       std::vector<RegevCt<R>>& first, std::vector<RegevCt<R>>& digits, std::vector<MatN>& direct,
+                       QuerySplit split = {}) {
+    if (query == nullptr && len != 0) throw ArgumentError("prepare: null query buffer");
+    if constexpr (V::stream) {
+      parse_stream_query(query, len, threads, first, digits, direct, split);
+    } else {
+      const RegevCt<R> q = S::parse_query(query, len);
+      S::expand(q, pp.keys().comp, threads, first, digits, 1, split);
+    }
   }
 
   /// Conversion and tiling of one bucket's expanded cts (direct_first: `direct` are the
@@ -77,12 +85,12 @@ struct QueryPreparation {
     return out;
   }
 
-  /// Stream query: 2^nu_1 + nu_2·t_gsw b-polys, a from (seed, index). direct_first: the
+  /// Stream query: 2^nu_1 + nu_2·t_gsw b-polys, a from (seed, index) (`split`: its share). direct_first: the
   /// first-dimension cts (under s_c) go to `direct` as 2×1 matrix Regev cts (row 0 = a, row 1 = b,
   /// NTT domain) and `first` stays empty.
   static void parse_stream_query(const std::uint8_t* buf, std::size_t len, unsigned threads,
                                  std::vector<RegevCt<R>>& first, std::vector<RegevCt<R>>& digits,
-                                 std::vector<MatN>& direct) {
+                                 std::vector<MatN>& direct, QuerySplit split = {}) {
     check_header<P>(buf, len, ObjectKind::query, D::query_bytes - kHeaderBytes);
     Seed seed;
     std::memcpy(seed.data(), buf + kHeaderBytes, 32);
@@ -93,6 +101,7 @@ struct QueryPreparation {
     direct.clear();
     if constexpr (V::direct_first) direct.resize(D::dim0);
     parallel_for(threads, all.size(), [&](std::size_t x) {
+      if (!split.owns(x < D::dim0 ? x : x - D::dim0)) return;
       const std::uint64_t bit0 = x * poly_bits;
       BitReader rd(body + bit0 / 8, body_len - bit0 / 8);
       if (V::direct_first && x < D::dim0) {

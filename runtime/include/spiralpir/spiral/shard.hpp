@@ -11,6 +11,8 @@
 // s, runs rounds nu_2−S .. nu_2−1 with the query's last S GSW cts (which one shard sends along),
 // packs (pack variants) and modulus-switches: the one-process server's last steps on the same values.
 //
+// The shards may instead split the preparation (shard_split.hpp: prepare_share, answer_shares):
+// each prepares 1/2^S of it and answers from every shard's share.
 // The coordinator may instead prepare the query once (shard_prepare: a kind-7 shard query with
 // the tiled first-dimension query and every GSW ct) and send that to the shards
 // (answer_expanded); it then takes the last S GSW cts from it.
@@ -30,6 +32,7 @@
 #include <vector>
 
 #include "spiralpir/spiral/server.hpp"
+#include "spiralpir/spiral/shard_split.hpp"
 
 namespace spiralpir {
 
@@ -171,6 +174,9 @@ class ShardServerBase {
                             const Progress& progress) = 0;
   virtual void save_db(const std::string& path) const = 0;
   virtual void map_db(const std::string& path) = 0;
+  /// copies the mapped database into memory of its own (huge pages where the kernel allows them)
+  /// and drops the mapping: the first dimension streams it whole on every answer
+  virtual void hold_in_memory() = 0;
   /// the plaintexts (per instance) of this shard that hold records: a saved file's header aux
   virtual std::uint64_t stored_plaintexts() const = 0;
   /// the params hash a saved file of this shard carries, and the size of its database object
@@ -183,6 +189,14 @@ class ShardServerBase {
   /// seconds2 (optional): first_dimension, folding
   virtual std::vector<std::uint8_t> answer_expanded(const std::uint8_t* shard_query, std::size_t len,
                                                     double* seconds2) const = 0;
+  /// The preparation split between the shards (shard_split.hpp): the bytes of this shard's share,
+  /// writing it at out (seconds2: expansion, conversion), and the partial answer from every
+  /// shard's share (seconds3: assembly, first_dimension, folding).
+  virtual std::size_t share_bytes() const = 0;
+  virtual void prepare_share(const PublicParams<P>& pp, const std::uint8_t* query, std::size_t len,
+                             std::uint8_t* out, std::size_t out_len, double* seconds2) const = 0;
+  virtual std::vector<std::uint8_t> answer_shares(const std::uint8_t* const* shares, const std::size_t* lens,
+                                                  std::size_t count, bool with_gsw, double* seconds3) const = 0;
 };
 
 template <SpiralParams P, unsigned S>
@@ -236,6 +250,7 @@ class ShardServer final : public ShardServerBase<P> {
   }
   void save_db(const std::string& path) const override { db_.save(path); }
   void map_db(const std::string& path) override { db_.map(path); }
+  void hold_in_memory() override { db_.copy_from(db_); }
   std::uint64_t stored_plaintexts() const override { return db_.num_records(); }
   std::array<std::uint8_t, 8> params_hash() const override { return spiralpir::params_hash<SC>(); }
   std::uint64_t object_bytes() const override { return Derived<SC>::preprocessed_db_bytes; }
@@ -255,20 +270,39 @@ class ShardServer final : public ShardServerBase<P> {
     if (!db_.loaded()) throw ArgumentError("shard answer: no database loaded");
     return answer_prepared(ShardWire<P>::decode_query(shard_query, len), false, seconds2);
   }
+  std::size_t share_bytes() const override { return kHeaderBytes + ShardSplit<P>::payload(S, index_); }
+  void prepare_share(const PublicParams<P>& pp, const std::uint8_t* query, std::size_t len, std::uint8_t* out,
+                     std::size_t out_len, double* seconds2) const override {
+    ShardSplit<P>::prepare(pp, query, len, S, index_, threads_, out, out_len, seconds2);
+  }
+  std::vector<std::uint8_t> answer_shares(const std::uint8_t* const* shares, const std::size_t* lens,
+                                          std::size_t count, bool with_gsw, double* seconds3) const override {
+    if (!db_.loaded()) throw ArgumentError("shard answer: no database loaded");
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto pq = ShardSplit<P>::assemble(shares, lens, count, S, threads_);
+    if (seconds3) seconds3[0] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return answer_from(pq.first, pq.gsw, with_gsw, seconds3 ? seconds3 + 1 : nullptr);
+  }
 
  private:
   std::vector<std::uint8_t> answer_prepared(const PreparedQuery<P>& pq, bool with_gsw, double* seconds2) const {
+    return answer_from(pq.first, pq.gsw, with_gsw, seconds2);
+  }
+  /// the partial answer from the first dimension's query (any Q of run_tiled) and the GSW cts
+  template <class Q>
+  std::vector<std::uint8_t> answer_from(const Q& first, const std::vector<rlwe::MatN<typename P::ring>>& gsw,
+                                        bool with_gsw, double* seconds2) const {
     const auto t0 = std::chrono::steady_clock::now();
-    std::vector<rlwe::MatN<typename P::ring>> cts = FirstDim<SC>::run_tiled(pq.first, db_, threads_);
+    std::vector<rlwe::MatN<typename P::ring>> cts = FirstDim<SC>::run_tiled(first, db_, threads_);
     db_.check_intact();  // the only step that reads the database
     const auto t1 = std::chrono::steady_clock::now();
-    ServerStages<SC>::fold(cts, pq.gsw, threads_);
+    ServerStages<SC>::fold(cts, gsw, threads_);
     const auto t2 = std::chrono::steady_clock::now();
     if (seconds2) {
       seconds2[0] = std::chrono::duration<double>(t1 - t0).count();
       seconds2[1] = std::chrono::duration<double>(t2 - t1).count();
     }
-    return ShardWire<P>::encode(S, index_, cts, pq.gsw.data() + (C::nu_2 - S), with_gsw ? S : 0);
+    return ShardWire<P>::encode(S, index_, cts, gsw.data() + (C::nu_2 - S), with_gsw ? S : 0);
   }
 
   unsigned index_;

@@ -45,6 +45,21 @@ struct StageObserver {
   virtual void on_fold(unsigned, const std::vector<rlwe::MatN<R>>&) {}
 };
 
+/// The share of a query's preparation one of 2^bits parts computes (shard.hpp's split
+/// preparation): the first-dimension cts i ≡ part and the GSW digit cts g ≡ part (mod 2^bits).
+/// Expansion round r turns ct j (< 2^r) into j and j + 2^r, so from round bits + 1 on, ct j is
+/// the ancestor of exactly the outputs ≡ j (mod 2^(bits+1)): first-dimension output i sits at
+/// 2i, digit g at 2g + 1, so part s keeps the cts j ≡ 2s, 2s + 1 there (rounds 0 .. bits, 2^(bits+1)
+/// − 1 key switches, are every part's). bits = 0: the whole preparation.
+struct QuerySplit {
+  unsigned bits = 0, part = 0;
+  bool owns(std::size_t x) const { return (x & ((std::size_t{1} << bits) - 1)) == part; }
+  /// whether expansion round r computes ct j
+  bool expands(unsigned r, std::size_t j) const {
+    return r <= bits || ((j & ((std::size_t{2} << bits) - 1)) >> 1) == part;
+  }
+};
+
 inline constexpr const char* kStageNames = "expansion,conversion,first_dimension,folding,modswitch";
 inline constexpr std::size_t kNumStages = 5;
 
@@ -127,8 +142,10 @@ struct ServerStages {
   /// Round r turns each live ct j < 2^r into j and j + 2^r. Tasks are (ct, residue) pairs, the
   /// right-gadget cts (t_exp_right digits, the costly ones) first: the early rounds have only 1,
   /// 2, 4 cts, so splitting by residue is what keeps every thread busy there.
+  /// `split`: only its share (the other outputs are left empty); every ct computed is the same.
   static void expand(const RegevCt<R>& query, const ExpandedPublicParams<P>& pp, unsigned threads,
-                     std::vector<RegevCt<R>>& first, std::vector<RegevCt<R>>& digits, unsigned buckets = 1) {
+                     std::vector<RegevCt<R>>& first, std::vector<RegevCt<R>>& digits, unsigned buckets = 1,
+                     QuerySplit split = {}) {
     constexpr std::size_t np = R::num_primes;
     if (buckets < 1 || buckets > D::query_buckets)
       throw ArgumentError("expand: " + std::to_string(buckets) + " buckets, these parameters pack 1 to " +
@@ -152,6 +169,7 @@ struct ServerStages {
         for (std::size_t j = 0; j < half; ++j) {
           if (!live[j] || uses_right(j) != (right == 1)) continue;
           if (r > 0 && (j & 1) != 0 && r >= D::rounds_right) continue;  // right branch finished
+          if (!split.expands(r, j)) continue;
           order.push_back(j);
         }
       // descendants of j + half are ≡ j + half mod 2^(r+1); needed iff below their branch limit
@@ -215,10 +233,11 @@ struct ServerStages {
   }
 
   /// ScalToMat on the first-dimension cts and RegevToGSW on the digit cts: one task per ct, the
-  /// (costlier) digit cts first; each task allocates and writes only its own outputs.
+  /// (costlier) digit cts first; each task allocates and writes only its own outputs. `split`:
+  /// only its share (the other first_mats stay empty, the other digits' GSW columns zero).
   static void convert(const std::vector<RegevCt<R>>& first, const std::vector<RegevCt<R>>& digits,
                       const ExpandedPublicParams<P>& pp, unsigned threads, std::vector<MatN>& first_mats,
-                      std::vector<MatN>& gsw) {
+                      std::vector<MatN>& gsw, QuerySplit split = {}) {
     const std::size_t cols = std::size_t{n + 1} * P::t_gsw;
     first_mats.clear();
     first_mats.resize(first.size());
@@ -237,6 +256,7 @@ struct ServerStages {
       Pn& b_ntt = dig[2 * P::t_conv];
       if (task >= digits.size()) {
         const std::size_t i = task - digits.size();
+        if (!split.owns(i)) return;
         MatN m(n + 1, n);
         gadget_decompose_ntt_into<R>(first[i].a, D::bits_conv, P::t_conv, dig.data(), 1);
         to_ntt_into(first[i].b, b_ntt);
@@ -245,6 +265,7 @@ struct ServerStages {
         return;
       }
       const std::size_t g = task, f = g / P::t_gsw, k = g % P::t_gsw;
+      if (!split.owns(g)) return;
       MatN& G = gsw[f];
       gadget_decompose_ntt_into<R>(digits[g].a, D::bits_conv, P::t_conv, dig.data(), 1);
       to_ntt_into(digits[g].b, b_ntt);
