@@ -75,7 +75,10 @@ def stage_jobs(p: Parameters, profile: Profile) -> dict[str, list[Job]]:
     if stream:
         jobs["expansion"].append([(1.0, a + digits)])
     else:
-        jobs["expansion"].append([(1.0, 1)])  # the query's one polynomial: parse, serially
+        # the query's one polynomial, parsed serially: in the unit of the rounds' tasks (seconds)
+        # or, the rounds being cheap beside it, it would pass for the whole stage
+        parse = L * (profile.op_cost("ntt", d) + d * profile.op_cost("parse", d))
+        jobs["expansion"].append([(parse, 1)])
         big_r = 1 + math.ceil(math.log2(digits)) if digits > 1 else 1
         rounds = max(p.nu_1 + 1, big_r)
         for r in range(rounds):

@@ -104,6 +104,25 @@ def test_expansion_jobs_follow_the_live_cts() -> None:
     assert stream == [[(1.0, 8 + 4)]]
 
 
+def test_vanilla_expansion_is_parallel_but_for_its_one_parsed_polynomial() -> None:
+    """The serial parse weighs what cost.py charges one query polynomial (L NTTs and L·d
+    parsed residues), in the same unit as the rounds' key-switch tasks: the expansion's
+    2-thread share is the serial parse plus the rounds' makespans, near 1/2 when the rounds
+    dominate (not near 1, as a parse weighed in another unit would make it)."""
+    prof = Profile.shipped()
+    p = _params(nu_1=9, nu_2=8)
+    jobs = stage_jobs(p, prof)["expansion"]
+    L, d = len(p.moduli), p.poly_len
+    assert jobs[0] == [(pytest.approx(L * (prof.ntt(d) + d * prof.op_cost("parse", d))), 1)]
+    rounds = sum(makespan(j, 1) for j in jobs[1:])
+    # the rounds' single-thread work is cost.py's expansion less the parse (stage scale 1)
+    one = stage_seconds(p, prof)["expansion"] / prof.scale("expansion")
+    assert rounds + makespan(jobs[0], 1) == pytest.approx(one, rel=0.05)
+    want = (makespan(jobs[0], 1) + sum(makespan(j, 2) for j in jobs[1:])) / one
+    assert parallel_fraction(jobs, 2) == pytest.approx(want, rel=0.05)
+    assert parallel_fraction(jobs, 2) < 0.55
+
+
 def test_profile_threads_round_trip_and_checks() -> None:
     doc = Profile.shipped().to_dict()
     doc["threads"] = {"2": {"slowdown": 1.05, "read_bytes_per_second": 2e10}}
