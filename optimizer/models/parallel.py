@@ -63,6 +63,7 @@ def stage_jobs(p: Parameters, profile: Profile) -> dict[str, list[Job]]:
     def ks_residue(t: int) -> float:  # one residue of one key switch (cost.py's ks(t) / L)
         return ((t + 2) * profile.op_cost("ntt", d) + d * (2 * t * profile.op_cost("mac", d)
                 + t * profile.op_cost("decomp_wide" if L >= 3 else "decomp", d)
+                + (t * (L - 1) / L * profile.op_cost("redecomp_wide", d) if L >= 3 else 0.0)
                 + L * profile.op_cost("compose", d)
                 + 2 * profile.op_cost("auto", d)))
 

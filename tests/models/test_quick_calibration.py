@@ -19,7 +19,8 @@ from spiralpir.optimizer.params.parameters import Parameters
 from spiralpir.optimizer.plan.planner import plan_json
 
 TRUTH = Profile(cpu_model="x", date="d", ntt_seconds={1024: 1e-6, 2048: 2.2e-6, 4096: 5e-6},
-                op_seconds={"mac": 4e-10, "decomp": 2e-9, "compose": 3e-9, "auto": 3e-10,
+                op_seconds={"mac": 4e-10, "decomp": 2e-9, "decomp_wide": 6e-9,
+                            "redecomp_wide": 8e-9, "compose": 3e-9, "auto": 3e-10,
                             "parse": 5e-8, "fd": 3e-10, "fdout": 4e-9, "ms": 1e-8,
                             "ms_wide": 9e-8},
                 read_bytes_per_second=0.6e10, cache_bytes=32 << 20,
@@ -107,6 +108,9 @@ def test_quick_calibration_recovers_a_known_machine(quick_params: dict[str, dict
         cmp = compare(p, r["report"], prof)
         assert cmp["ratio"] == pytest.approx(1, abs=0.10), (r["name"], r["threads"], cmp)
     assert prof.scaling(2).slowdown == pytest.approx(1.15, rel=0.08)
+    # the three-prime member's expansion: its per-residue tasks' repeated wide digits, apart
+    # from the automorphisms the two-prime expansions give
+    assert prof.op_seconds["redecomp_wide"] == pytest.approx(8e-9, rel=0.15)
     # the first dimension's own read rate from the memory-bound member, not the
     # microbenchmark's 2e10
     big = Parameters.from_literal(quick_params["cal2e18x128b"])
