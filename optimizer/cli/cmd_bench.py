@@ -43,6 +43,8 @@ def format_prediction(cmp: dict[str, Any], profile: Profile) -> str:
     # packing: the pack variants' (the others have none)
     rows = [(s, v) for s, v in cmp["stages"].items() if s != "packing" or v[0] > 0]
     rows.append(("TOTAL", cmp["total"]))
+    if "uncontended" in cmp:  # several threads: the wall time without other processes' load
+        rows.append(("TOTAL, uncontended", cmp["uncontended"]))
     # the prepared-query path (bench's streaming figures: wall seconds)
     rows += [(label, cmp[key]) for key, label in (("prepare", "prepare, wall"),
                                                   ("per_database", "per database"))

@@ -173,9 +173,12 @@ def _quick(out: Path | None) -> None:
     for r in runs:
         p = Parameters.from_literal(r["params"])
         cmp = compare(p, r["report"], prof)
+        unc = cmp.get("uncontended")  # several threads: without the other processes' load
         click.echo(f"  {r['name']} ({r['threads']} thread(s)): predicted "
                    f"{cmp['total'][0]:.4f} s, measured {cmp['total'][1]:.4f} s "
-                   f"(ratio {cmp['ratio']:.2f})", err=True)
+                   f"(ratio {cmp['ratio']:.2f})"
+                   + (f", uncontended {unc[1]:.4f} s (ratio {unc[0] / unc[1]:.2f})"
+                      if unc else ""), err=True)
     click.echo(f"measured in {time.monotonic() - start:.0f} s", err=True)
     _write(prof, target)
 

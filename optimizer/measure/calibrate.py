@@ -21,9 +21,11 @@ Owns the fitting of the cost model (cost.py) to this machine:
    * `decomp` (two CRT primes or fewer), `decomp_wide` (three or more) = median over the
      folding and packing stages of their seconds left after NTT and mac time per gadget digit
      (the other without runs of one width); `auto` = median over the expansions of what is
-     left after their digits per automorphism coefficient, `tile` the same over the
-     conversions per query coefficient tiled; `compose` = 0 (the CRT composition is inside
-     each width's digit cost),
+     left after their digits per automorphism coefficient (the expansions with fewer than
+     three primes when there are any), `redecomp_wide` = median over the three-prime
+     expansions of what is left after that per repeated digit (0 without both kinds),
+     `tile` the same as `auto` over the conversions per query coefficient tiled;
+     `compose` = 0 (the CRT composition is inside each width's digit cost),
    * `stage_scale[s]` = median over sets of measured / predicted seconds of stage s (over the
      runs where stage s took at least MIN_SCALE_SECONDS, if any).
 The result is a `Profile` (CPU model, date, sources) written as JSON.
@@ -215,11 +217,21 @@ def fit(kernel: Kernels, runs: Sequence[tuple[Parameters, dict[str, Any]]],
     dec = statistics.median(per_digit["decomp"]) if per_digit["decomp"] else 0.0
     dec_wide = statistics.median(per_digit["decomp_wide"]) if per_digit["decomp_wide"] else dec
     dec = dec if per_digit["decomp"] else dec_wide
-    autos = [max(0.0, rest(p, c["expansion"], m) - c["expansion"].get("decomp", 0) * dec
-                 - c["expansion"].get("decomp_wide", 0) * dec_wide) / c["expansion"]["auto"]
-             for p, c, st, _ in counts
-             if (m := float(st.get("expansion", 0.0))) > 0 and c["expansion"].get("auto", 0) > 0]
+    def exp_rest(p: Parameters, cc: dict[str, float], m: float) -> float:
+        """the expansion's seconds left after its NTTs, multiply-adds, parsing and digits"""
+        return rest(p, cc, m) - cc.get("decomp", 0) * dec - cc.get("decomp_wide", 0) * dec_wide
+
+    expansions = [(p, c["expansion"], m) for p, c, st, _ in counts
+                  if (m := float(st.get("expansion", 0.0))) > 0
+                  and c["expansion"].get("auto", 0) > 0]
+    # the automorphisms from the expansions without repeated wide digits (all, if none is)
+    narrow = [x for x in expansions if x[1].get("redecomp_wide", 0) == 0] or expansions
+    autos = [max(0.0, exp_rest(p, cc, m)) / cc["auto"] for p, cc, m in narrow]
     aut = statistics.median(autos) if autos else 0.0
+    # then the wide expansions' repeated digits from what is left of them
+    redecs = [max(0.0, exp_rest(p, cc, m) - cc["auto"] * aut) / cc["redecomp_wide"]
+              for p, cc, m in expansions if cc.get("redecomp_wide", 0) > 0]
+    redec = statistics.median(redecs) if redecs and len(narrow) < len(expansions) else 0.0
     tiles = [max(0.0, rest(p, c["conversion"], m) - c["conversion"].get("decomp", 0) * dec
                  - c["conversion"].get("decomp_wide", 0) * dec_wide) / c["conversion"]["tile"]
              for p, c, st, _ in counts
@@ -227,6 +239,7 @@ def fit(kernel: Kernels, runs: Sequence[tuple[Parameters, dict[str, Any]]],
     tile = statistics.median(tiles) if tiles else 0.0
     comp = 0.0  # the CRT composition: inside each width's digit cost
     prof = profile({"mac": kernel.mac, "decomp": dec, "decomp_wide": dec_wide,
+                    "redecomp_wide": redec,
                     "compose": comp, "auto": aut, "parse": parse, "tile": tile, "fd": fd,
                     "fdout": fdout,
                     "ms": ms, "ms_wide": ms_wide})

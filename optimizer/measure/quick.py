@@ -79,7 +79,7 @@ def min_report(reps: Sequence[dict[str, Any]]) -> dict[str, Any]:
     for key in ("stages", "stages_cpu"):
         if all(key in r for r in reps):
             best[key] = {s: min(float(r[key][s]) for r in reps) for s in reps[0][key]}
-    for key in ("server_seconds", "server_cpu_seconds"):
+    for key in ("server_seconds", "server_cpu_seconds", "server_uncontended_seconds"):
         if all(key in r for r in reps):
             best[key] = min(float(r[key]) for r in reps)
     if all("streaming" in r for r in reps):

@@ -4,8 +4,10 @@
 * The first dimension's single-thread read bandwidth: preprocessed database bytes over the
   first-dimension seconds of the 1-thread runs whose database is far larger than the last-level
   cache (the kernel's own streaming rate, not a microbenchmark's), the fastest such run.
-* slowdown(T): each run measured at 1 and at T threads (wall, the minimum of repeats stage by
-  stage): Σ wall_T / Σ wall_1 × parallel_fraction(stage, T) over the stages bound by compute
+* slowdown(T): each run measured at 1 and at T threads (the minimum of repeats stage by stage;
+  1 thread: process CPU seconds, single_stages; T threads: wall seconds scaled to the answer's
+  uncontended estimate when the bench reports it, wall_stages):
+  Σ wall_T / Σ secs_1 × parallel_fraction(stage, T) over the stages bound by compute
   (the first dimension too when its database stays cache resident), pooled over the runs,
   within [1, T].
 * read_bytes_per_second at T: preprocessed bytes over the T-thread first-dimension seconds of
@@ -19,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from spiralpir.optimizer.measure.calibrate import stage_times
 from spiralpir.optimizer.models.cost import STAGES, Profile, params_db_bytes
 from spiralpir.optimizer.models.parallel import parallel_fraction, stage_jobs
 from spiralpir.optimizer.models.profile import ThreadScaling
@@ -30,8 +33,32 @@ MEMORY_BOUND_FACTOR = 4.0
 
 
 def wall_stages(rep: dict[str, Any]) -> dict[str, float]:
-    """Wall seconds per stage of a bench report (pack variants: packing inside modswitch)."""
-    return {k: float(v) for k, v in rep["stages"].items()}
+    """Wall seconds per stage of a bench report (pack variants: packing inside modswitch); at
+    several threads scaled to the answer's uncontended wall estimate when the report has it
+    (`server_uncontended_seconds`: on a shared machine the measured wall time also holds the
+    time the threads waited for a core, which no model of this machine predicts)."""
+    st = {k: float(v) for k, v in rep["stages"].items()}
+    unc, wall = uncontended_seconds(rep), sum(st.values())
+    if unc and wall > 0:
+        st = {k: v * min(1.0, unc / wall) for k, v in st.items()}
+    return st
+
+
+def single_stages(rep: dict[str, Any]) -> dict[str, float]:
+    """Seconds per stage of a 1-thread report: process CPU time where measured (a shared
+    machine's load stretches wall time, not CPU time), packing inside modswitch as in
+    wall_stages."""
+    st = stage_times(rep)
+    if "packing" not in rep["stages"] and "packing" in st:
+        st["modswitch"] = st.get("modswitch", 0.0) + st.pop("packing")
+    return st
+
+
+def uncontended_seconds(rep: dict[str, Any]) -> float:
+    """A several-thread report's uncontended wall estimate of the answer; 0 if absent."""
+    if rep.get("threads", 1) == 1:
+        return 0.0
+    return float(rep.get("server_uncontended_seconds") or 0.0)
 
 
 def memory_bound(p: Parameters, profile: Profile) -> bool:
@@ -62,7 +89,7 @@ def fit_threads(profile: Profile,
         num = den = 0.0
         rates = []
         for p, one, many in group:
-            w1, wt = wall_stages(one), wall_stages(many)
+            w1, wt = single_stages(one), wall_stages(many)
             jobs = stage_jobs(p, profile)
             mem = memory_bound(p, profile)
             if mem and wt.get("first_dimension", 0) > 0:

@@ -35,6 +35,7 @@ from spiralpir.optimizer.build import builder
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.measure.bench import run_bench
 from spiralpir.optimizer.measure.calibrate import cpu_model, stage_times
+from spiralpir.optimizer.measure.scaling import uncontended_seconds
 from spiralpir.optimizer.models.cost import STAGES, Profile, split_seconds
 from spiralpir.optimizer.models.parallel import wall_stage_seconds
 from spiralpir.optimizer.params.ci_twin import ci_literal
@@ -184,6 +185,9 @@ def compare(p: Parameters, rep: dict[str, Any], profile: Profile) -> dict[str, A
     total_meas = measured_total(rep)
     out = {"stages": stages, "total": (total_pred, total_meas), "ratio": total_pred / total_meas,
            "implicit_db": implicit, "threads": threads}
+    unc = uncontended_seconds(rep)
+    if unc > 0:  # several threads: the wall time this answer would have had on an idle machine
+        out["uncontended"] = (total_pred, unc)
     # the prepared-query path: one prepare, then answers per database (bench's "streaming")
     stream = rep.get("streaming") or {}
     one_time, per_db = split_seconds(pred)

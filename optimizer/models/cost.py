@@ -13,6 +13,9 @@ Operations (units):
   mac     one modular multiply-add of one coefficient residue (NTT domain)
   decomp  one gadget digit of one coefficient residue (extract, lift), q < 2^64
   decomp_wide  the same for three or more CRT primes (q > 2^64: 128-bit digits)
+  redecomp_wide  one gadget digit of one coefficient that the expansion's per-residue tasks
+          extract again, with its 128-bit CRT composition, for each further residue (three or
+          more primes: each residue's task decomposes the whole coefficient for its own digits)
   compose one coefficient of a polynomial to decompose, per squared residue count (CRT
           composition: L² work per coefficient; nothing to compose for one prime but the
           centring)
@@ -36,7 +39,9 @@ first_dim.hpp, prepared.hpp, server.hpp), stage names as its timings:
                  then (not for the stream variants, which upload the expanded cts)
                  Σ_{r=1}^{rounds−1} min(2^(r−1), 2^nu_1) · ks(t_exp_left)
                  + [1 + Σ_{r=1}^{R−1} min(2^(r−1), nu_2·t_gsw)] · ks(t_exp_right), R = rounds_right
-                 (the live nodes of ServerStages::expand)
+                 (the live nodes of ServerStages::expand); with three or more primes each
+                 key switch also redecomp_wide t(L−1)d (expand_step_residue: one task per
+                 residue, each composing and splitting every coefficient itself)
   conversion     2^nu_1 · [ntt (t_conv+1)L, decomp t_conv·L·d, compose L²d,
                  mac (n+1)n·t_conv·L·d] + nu_2·t_gsw · [ntt (2t_conv+1)L, decomp 2t_conv·L·d,
                  compose 2L²d, mac (n+1)(n+2)·t_conv·L·d]; the 2^nu_1 term is absent for the
@@ -87,8 +92,8 @@ from spiralpir.optimizer.params.parameters import Parameters
 
 __all__ = ["ONE_TIME_STAGES", "PER_DATABASE_STAGES", "STAGES", "OPS", "Profile", "Prices"]
 
-OPS = ("ntt", "mac", "decomp", "decomp_wide", "compose", "auto", "parse", "tile", "fd", "fdout",
-       "ms", "ms_wide")
+OPS = ("ntt", "mac", "decomp", "decomp_wide", "redecomp_wide", "compose", "auto", "parse", "tile",
+       "fd", "fdout", "ms", "ms_wide")
 
 # Prices of the SPIRAL paper (AWS, 2022): $0.0195 per CPU-hour, $0.09 per GB egress.
 CPU_DOLLARS_PER_HOUR = 0.0195
@@ -147,6 +152,9 @@ def op_counts(variant: str, d: int, L: int, n: int, nu1: int, nu2: int, inst: in
                       "decomp": exp_l["decomp"] + exp_r["decomp"],
                       "compose": exp_l["compose"] + exp_r["compose"],
                       "auto": exp_l["auto"] + exp_r["auto"],
+                      # the wide path's per-residue tasks repeat the composition and digits
+                      "redecomp_wide": (exp_l["decomp"] + exp_r["decomp"]) * (L - 1) / L
+                      if L >= 3 else zero,
                       "parse": query_polys * L * d},
         "conversion": {
             "ntt": a_conv * (tc + 1) * L + digits * (2 * tc + 1) * L,

@@ -30,9 +30,10 @@ from spiralpir.optimizer.errors import SpiralpirError
 ONE_TIME_STAGES = ("expansion", "conversion")  # server_prepare: once per (streamed) query
 PER_DATABASE_STAGES = ("first_dimension", "folding", "packing", "modswitch")  # answer_prepared
 STAGES = ONE_TIME_STAGES + PER_DATABASE_STAGES
-_FITTED = ("mac", "decomp", "decomp_wide", "compose", "auto", "parse", "tile", "fd", "fdout",
-           "ms", "ms_wide")
-_OPTIONAL = ("compose", "parse", "tile", "fdout", "ms_wide")  # absent from older profiles: 0
+_FITTED = ("mac", "decomp", "decomp_wide", "redecomp_wide", "compose", "auto", "parse", "tile",
+           "fd", "fdout", "ms", "ms_wide")
+# absent from older profiles: 0
+_OPTIONAL = ("compose", "redecomp_wide", "parse", "tile", "fdout", "ms_wide")
 _WIDE = {"decomp_wide": "decomp"}  # absent from older profiles: the narrow cost
 PROFILE_ENV = "SPIRALPIR_PROFILE"
 SHIPPED = "default"  # $SPIRALPIR_PROFILE value naming the shipped profile

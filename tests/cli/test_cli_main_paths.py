@@ -118,8 +118,10 @@ def test_build_bench_and_demo(monkeypatch: Mp, capsys: Cap) -> None:
     assert res.code == 0, res.err
     assert "predicted vs measured (wall seconds, 2 thread(s); profile shipped default" in res.out
     assert "first_dimension" in res.out.split("predicted vs measured")[1]
-    # expansion ... modswitch, TOTAL (spiral: no packing), prepare, per database
-    assert res.out.count("ratio") == 8 and "per database" in res.out
+    # expansion ... modswitch, TOTAL (spiral: no packing), the total against the bench's
+    # uncontended estimate (2 threads), prepare, per database
+    assert res.out.count("ratio") == 9 and "per database" in res.out
+    assert "TOTAL, uncontended" in res.out
     checked_in = json.loads((DEMO / "params.json").read_text())
     monkeypatch.setattr(cmd_demo, "plan_demo", lambda: checked_in)
     res = run_cli(monkeypatch, capsys, "demo", "--queries", "2", "--threads", "1", "--seed", "3")

@@ -6,7 +6,13 @@ from __future__ import annotations
 import math
 
 import pytest
-from spiralpir.optimizer.models.cost import STAGES, db_reads, params_db_bytes, stage_seconds
+from spiralpir.optimizer.models.cost import (
+    STAGES,
+    db_reads,
+    params_db_bytes,
+    stage_op_counts,
+    stage_seconds,
+)
 from spiralpir.optimizer.models.parallel import (
     makespan,
     parallel_fraction,
@@ -102,6 +108,47 @@ def test_expansion_jobs_follow_the_live_cts() -> None:
     stream = stage_jobs(_params(variant="stream", nu_1=3, nu_2=2, t_gsw=2),
                         Profile.shipped())["expansion"]
     assert stream == [[(1.0, 8 + 4)]]
+
+
+def test_vanilla_expansion_is_parallel_but_for_its_one_parsed_polynomial() -> None:
+    """The serial parse weighs what cost.py charges one query polynomial (L NTTs and L·d
+    parsed residues), in the same unit as the rounds' key-switch tasks: the expansion's
+    2-thread share is the serial parse plus the rounds' makespans, near 1/2 when the rounds
+    dominate (not near 1, as a parse weighed in another unit would make it)."""
+    prof = Profile.shipped()
+    p = _params(nu_1=9, nu_2=8)
+    jobs = stage_jobs(p, prof)["expansion"]
+    L, d = len(p.moduli), p.poly_len
+    assert jobs[0] == [(pytest.approx(L * (prof.ntt(d) + d * prof.op_cost("parse", d))), 1)]
+    rounds = sum(makespan(j, 1) for j in jobs[1:])
+    # the rounds' single-thread work is cost.py's expansion less the parse (stage scale 1)
+    one = stage_seconds(p, prof)["expansion"] / prof.scale("expansion")
+    assert rounds + makespan(jobs[0], 1) == pytest.approx(one, rel=0.05)
+    want = (makespan(jobs[0], 1) + sum(makespan(j, 2) for j in jobs[1:])) / one
+    assert parallel_fraction(jobs, 2) == pytest.approx(want, rel=0.05)
+    assert parallel_fraction(jobs, 2) < 0.55
+
+
+def test_three_prime_expansion_tasks_carry_their_repeated_digits() -> None:
+    """Three primes: each (ct, residue) task composes and splits every coefficient itself, so
+    the tasks' single-thread work is cost.py's expansion with its repeated wide digits, and
+    a profile charging them makes the stage dearer by exactly their count times their cost."""
+    doc = Profile.shipped().to_dict()
+    doc["op_seconds"] = {**doc["op_seconds"], "redecomp_wide": 7e-9}
+    prof, plain = Profile.from_dict(doc), Profile.shipped()
+    p = _params(moduli=[268369921, 249561089, 230686721], nu_1=9, nu_2=8, poly_len=4096)
+    assert "redecomp_wide" not in plain.op_seconds or plain.op_seconds["redecomp_wide"] == 0
+    for pr in (prof, plain):
+        work = sum(makespan(j, 1) for j in stage_jobs(p, pr)["expansion"])
+        assert work == pytest.approx(stage_seconds(p, pr)["expansion"] / pr.scale("expansion"),
+                                     rel=1e-9)
+    extra = (stage_seconds(p, prof)["expansion"] - stage_seconds(p, plain)["expansion"]) \
+        / prof.scale("expansion")
+    counts = stage_op_counts(p)["expansion"]
+    assert counts["redecomp_wide"] > 0 and counts["decomp"] == 0
+    assert extra == pytest.approx(counts["redecomp_wide"] * 7e-9, rel=1e-9)
+    # two primes: nothing repeated
+    assert stage_op_counts(_params())["expansion"]["redecomp_wide"] == 0
 
 
 def test_profile_threads_round_trip_and_checks() -> None:

@@ -19,7 +19,8 @@ from spiralpir.optimizer.params.parameters import Parameters
 from spiralpir.optimizer.plan.planner import plan_json
 
 TRUTH = Profile(cpu_model="x", date="d", ntt_seconds={1024: 1e-6, 2048: 2.2e-6, 4096: 5e-6},
-                op_seconds={"mac": 4e-10, "decomp": 2e-9, "compose": 3e-9, "auto": 3e-10,
+                op_seconds={"mac": 4e-10, "decomp": 2e-9, "decomp_wide": 6e-9,
+                            "redecomp_wide": 8e-9, "compose": 3e-9, "auto": 3e-10,
                             "parse": 5e-8, "fd": 3e-10, "fdout": 4e-9, "ms": 1e-8,
                             "ms_wide": 9e-8},
                 read_bytes_per_second=0.6e10, cache_bytes=32 << 20,
@@ -107,6 +108,9 @@ def test_quick_calibration_recovers_a_known_machine(quick_params: dict[str, dict
         cmp = compare(p, r["report"], prof)
         assert cmp["ratio"] == pytest.approx(1, abs=0.10), (r["name"], r["threads"], cmp)
     assert prof.scaling(2).slowdown == pytest.approx(1.15, rel=0.08)
+    # the three-prime member's expansion: its per-residue tasks' repeated wide digits, apart
+    # from the automorphisms the two-prime expansions give
+    assert prof.op_seconds["redecomp_wide"] == pytest.approx(8e-9, rel=0.15)
     # the first dimension's own read rate from the memory-bound member, not the
     # microbenchmark's 2e10
     big = Parameters.from_literal(quick_params["cal2e18x128b"])
@@ -151,6 +155,33 @@ def test_disturbed_thread_runs_stay_within_physical_bounds() -> None:
                       [(p, fake_report(p, 1, rng), slow)])
     assert got.scaling(2).slowdown == 2.0
     assert got.scaling(2).read_bytes_per_second == TRUTH.read_bytes_per_second
+
+
+def test_loaded_thread_runs_fit_on_their_uncontended_estimate() -> None:
+    """2-thread runs whose wall time other processes stretched 3x, and 1-thread runs whose
+    wall stages 2x (CPU stages unaffected): with the bench's uncontended estimate of the answer
+    (the true wall time) the slowdown is TRUTH's again; without it, the disturbed one."""
+    rng = random.Random(5)
+    base = {"variant": "spiral", "poly_len": 2048, "moduli": [268369921, 249561089],
+            "noise_width": 6.4, "secret_distribution": "gaussian", "q2_bits": 20,
+            "instances": 1, "db_item_size": 64, "records": 100, "record_size": 64, "p": 256,
+            "n": 1, "t_gsw": 4, "t_conv": 4, "t_exp_left": 4, "t_exp_right": 9}
+    pairs, bare = [], []
+    for nu1, nu2 in ((6, 4), (5, 3)):
+        p = Parameters.from_literal({**base, "nu_1": nu1, "nu_2": nu2})
+        one, two = fake_report(p, 1, rng), fake_report(p, 2, rng)
+        one["stages"] = {k: 2 * v for k, v in one["stages"].items()}
+        true_wall = two["server_seconds"]
+        two["stages"] = {k: 3 * v for k, v in two["stages"].items()}
+        two["server_seconds"] = 3 * true_wall
+        bare.append((p, one, dict(two)))
+        pairs.append((p, one, {**two, "server_uncontended_seconds": true_wall}))
+    start = Profile(**{**TRUTH.__dict__, "threads": {}})
+    assert fit_threads(start, pairs).scaling(2).slowdown == pytest.approx(1.15, rel=0.05)
+    assert fit_threads(start, bare).scaling(2).slowdown == 2.0  # 3 x 1.15, capped at T
+    cmp = compare(pairs[0][0], pairs[0][2], TRUTH)
+    assert cmp["uncontended"][1] == pairs[0][2]["server_uncontended_seconds"]
+    assert cmp["uncontended"][0] / cmp["uncontended"][1] == pytest.approx(1.0, rel=0.05)
 
 
 def test_without_microbenchmarks_the_shipped_kernels_stand_in(tmp_path: Path,

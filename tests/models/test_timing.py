@@ -64,7 +64,8 @@ def test_timing_records_are_complete() -> None:
 
 
 # predicted/measured server seconds of EVERY reference within [LOW, HIGH] at its thread count
-# (1 thread: process CPU seconds; 2 threads: wall seconds), the geometric mean within
+# (1 thread: process CPU seconds; 2 threads: the uncontended wall estimate when recorded, else
+# wall seconds), the geometric mean within
 # [1/BIAS, BIAS].
 # The shipped profile on the references today: 9 of 15 within ±20%, all 15 within ±35%; from
 # 0.68 (streampack_2e14x100kb: the stream variants' query parsing, expansion and folding are
@@ -81,7 +82,11 @@ def test_server_time_within_band() -> None:
     ratios = {}
     for path in DATA:
         p, doc = _load(path)
-        ratios[path.stem] = compare(p, doc["bench"], prof)["ratio"]
+        cmp = compare(p, doc["bench"], prof)
+        # several threads: against the bench's uncontended estimate when the reference has it
+        # (a shared machine's wall time holds the other processes' load)
+        pred, meas = cmp.get("uncontended", cmp["total"])
+        ratios[path.stem] = pred / meas
     outside = {k: round(r, 3) for k, r in ratios.items() if not LOW <= r <= HIGH}
     assert not outside, outside
     geomean = math.exp(sum(math.log(r) for r in ratios.values()) / len(ratios))

@@ -48,10 +48,7 @@ struct Mark {
   long faults = 0;
   double est = 0, cpu = 0;
   static Mark now() {
-    return {minor_faults(),
-            1e-9 * static_cast<double>(static_cast<std::int64_t>(detail_pool::thread_cpu_ns()) +
-                                  detail_pool::CriticalPath::adjust_ns().load()),
-            bench_detail::process_cpu_seconds()};
+    return {minor_faults(), bench_detail::uncontended_seconds(), bench_detail::process_cpu_seconds()};
   }
 };
 template <SpiralParams P>

@@ -231,7 +231,8 @@ TEST(Stages, SlowBenchDriverJson) {
   for (const char* k : {"\"correct\":true", "\"server_seconds\":", "\"threads\":2", "\"stages\":{\"expansion\":",
                         "\"query_bytes\":14400", "\"response_bytes\":20512", "\"public_params_bytes\":",
                         "\"db_bytes\":512000", "\"preprocessed_db_bytes\":", "\"throughput_bytes_per_second\":",
-                        "\"implicit_db\":false", "\"noise\":{\"expansion\":"})
+                        "\"implicit_db\":false", "\"noise\":{\"expansion\":",
+                        "\"server_uncontended_seconds\":"})  // 2 threads: the uncontended estimate
     EXPECT_NE(out.find(k), std::string::npos) << k << " in " << out;
   const char* bad[] = {"bench", "--trials", "x"};
   EXPECT_EQ(run_bench<P>(3, const_cast<char**>(bad)), 2);
