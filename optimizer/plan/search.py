@@ -6,7 +6,8 @@ Owns `search(records, record_size, options, top)`. Steps:
    and per ring the structures (n, p, ν1, ν2, layout). A structure with the same ring, n, ν1,
    ν2, instances and stored rows as one with a smaller p is dropped: its server time is the
    same gadget for gadget, and its noise, q2 and response are no smaller (all grow with p), so
-   it never ranks better. (A larger p that stores fewer rows is a shape of its own.) Each structure gets cheap, valid lower bounds
+   it never ranks better. (A larger p that stores fewer rows is a shape of its own.) Each
+   structure gets cheap, valid lower bounds
    — on noise (every gadget-dependent term at its minimum) and on the objective (every stage's time
    with each gadget length at its smallest, split into the one-time and per-database parts for the
    `stream` objective; the response with the smallest admissible q2) — and structures are visited in
