@@ -15,6 +15,7 @@ from functools import cache
 from spiralpir.optimizer.models import noise
 from spiralpir.optimizer.models.cost import Profile
 from spiralpir.optimizer.plan.evaluate import (
+    _allowed,
     _grid,
     _q2_table,
     _vmax,
@@ -50,7 +51,15 @@ def lower_bounds(s: Structure, options: Options, profile: Profile) -> tuple[floa
     vmax = _vmax(inst * n * n * d, options.correctness_log2)
     possible = (q1 / q) ** 2 * v_fold_min < vmax
     # objective lower bound: every gadget length at its smallest (time grows with each)
-    one_time, per_db = time_lower_bound(variant, s, t_min, profile, options.query_buckets)
+    # (vanilla expansion: each gadget at the smallest length whose own noise term fits, as the
+    # exact evaluation's table; a larger p needs longer gadgets, so its bound grows with it)
+    mins = None
+    if not stream:
+        allowed = _allowed(d, ring.modulus.q, sigma2, nc, nu1, nu2, (q1 / q) ** 2, e_d, vmax,
+                           s.rows)
+        mins = (min(allowed[0]), min(allowed[1]), min(allowed[2]), min(allowed[3]))
+    one_time, per_db = time_lower_bound(variant, s, t_min, profile, options.query_buckets,
+                                        mins)
     bits_tab, q2_tab = _q2_table(d)
     ok = [int(b) for b, v in zip(bits_tab, q2_tab, strict=True) if q1 < v < q]
     if not ok:

@@ -272,18 +272,21 @@ _LB_CACHE: dict[tuple[Any, ...], tuple[Profile, tuple[float, float]]] = {}
 
 
 def time_lower_bound(variant: str, s: Structure, t_min: int, profile: Profile,
-                     query_buckets: int = 1) -> tuple[float, float]:
+                     query_buckets: int = 1, mins: tuple[int, int, int, int] | None = None
+                     ) -> tuple[float, float]:
     """(one-time, per-database) server seconds with every gadget length at t_min: lower bounds
     over the grid (each stage's time is non-decreasing in every gadget length). Memoized: the
     search asks for many structures that differ only in p (the time depends on it only
-    through the stored rows)."""
+    through the stored rows). mins: per gadget (t_exp_left, t_exp_right, t_conv, t_gsw) the
+    smallest length the structure admits, when known (else t_min for each)."""
     ring = s.ring
+    ts = mins if mins is not None else (t_min,) * 4
     key = (id(profile), variant, ring.poly_len, len(ring.modulus.moduli), s.n, s.nu_1, s.nu_2,
-           s.instances, t_min, query_buckets, s.rows)
+           s.instances, ts, query_buckets, s.rows)
     hit = _LB_CACHE.get(key)
     if hit is not None and hit[0] is profile:
         return hit[1]
-    g = Grid(*(np.array([t_min]) for _ in range(4)), *(np.zeros(1) for _ in range(5)))
+    g = Grid(*(np.array([t]) for t in ts), *(np.zeros(1) for _ in range(5)))
     one_time, per_db = time_split(variant, s, g, profile, query_buckets)
     value = (float(one_time[0]), float(per_db[0]))
     if len(_LB_CACHE) > 100_000:
