@@ -64,7 +64,8 @@ def test_planner_stores_only_the_rows_a_database_needs() -> None:
     chosen = plan(records, 32)
     p = chosen.params
     per_pt = (p.n * p.n * p.poly_len * (p.p.bit_length() - 1)) // (8 * 32)
-    rows = -(-(-(-records // per_pt)) // (1 << p.nu_2))
+    pts = -(-records // per_pt)
+    rows = -(-pts // (1 << p.nu_2))
     assert rows < 1 << p.nu_1
     assert p.rows_stored == rows
     assert chosen.estimate["preprocessed_db_bytes"] == (
