@@ -74,6 +74,7 @@ class Derived:
     psi: list[int]  # smallest primitive 2d-th root of unity mod p_i
     max_lazy_products: int  # products < (p_i - 1)^2 that fit on top of [0, p_i) in a uint64
     first_dim_terms: int  # 2^nu_1
+    rows_stored: int  # first-dimension rows holding the records (the stored ones)
     ci_nu_1: int
     ci_nu_2: int
     ci_num_records: int
@@ -112,12 +113,22 @@ def derive(p: Mapping[str, Any]) -> Derived:
         psi=[min_root_2n(m, d) for m in moduli],
         max_lazy_products=max_lazy,
         first_dim_terms=1 << p["nu_1"],
+        rows_stored=_rows_stored(p),
         ci_nu_1=nu_1,
         ci_nu_2=nu_2,
         ci_num_records=recs,
     )
     _cross_check(p, der)
     return der
+
+
+def _rows_stored(p: Mapping[str, Any]) -> int:
+    """Rows i = pt >> nu_2 of the plaintexts that hold the num_records records (FORMATS.md §3)."""
+    pt_bits = p["n"] * p["n"] * p["poly_len"] * (p["p"].bit_length() - 1)
+    item_bits = 8 * p["db_item_size"]
+    per_pt = pt_bits // item_bits if item_bits <= pt_bits else 1
+    pts = -(-p["num_records"] // per_pt)
+    return min(1 << p["nu_1"], -(-pts >> p["nu_2"]))
 
 
 def _cross_check(p: Mapping[str, Any], der: Derived) -> None:
@@ -131,9 +142,9 @@ def _cross_check(p: Mapping[str, Any], der: Derived) -> None:
         "record_size": p["record_size"],
     })
     mine = (der.q, der.q2, der.q1, der.delta, der.gadget["t_gsw"], der.gadget["t_conv"],
-            der.gadget["t_exp_left"], der.gadget["t_exp_right"])
+            der.gadget["t_exp_left"], der.gadget["t_exp_right"], der.rows_stored)
     theirs = (ref.q, ref.q2, ref.q1, ref.delta, ref.bits_gsw, ref.bits_conv, ref.bits_exp_left,
-              ref.bits_exp_right)
+              ref.bits_exp_right, ref.rows_stored)
     if mine != theirs:
         raise SpiralpirError(f"generator and params/parameters.py disagree on derived constants: "
                              f"{mine} != {theirs}")

@@ -110,18 +110,21 @@ def _ceil_log2(x: Any) -> Any:
 
 
 def op_counts(variant: str, d: int, L: int, n: int, nu1: int, nu2: int, inst: int,
-              tl: Any, tr: Any, tc: Any, tg: Any, query_buckets: int = 1
-              ) -> dict[str, dict[str, Any]]:
+              tl: Any, tr: Any, tc: Any, tg: Any, query_buckets: int = 1,
+              rows: int | None = None) -> dict[str, dict[str, Any]]:
     """Operation counts of every server stage (module docstring). n and inst are the
     RESPONSE's (the pack variants compute with n = 1 over inst·n² sub-databases); the gadget
     lengths may be numpy arrays (the counts broadcast over them). query_buckets G: one query
     packs G buckets (runtime batch_query.hpp); its expansion (of G·2^nu_1 selectors and
-    G·nu_2·t_gsw digits) is done once, so each bucket's answer carries 1/G of it."""
+    G·nu_2·t_gsw digits) is done once, so each bucket's answer carries 1/G of it. rows: the
+    stored first-dimension rows (default 2^nu_1): only they are multiplied and converted, and
+    a one-bucket expansion computes only their selectors."""
     stream = variant in ("stream", "stream_pack")
     pack = variant in ("pack", "stream_pack")
     nc, inst_c = (1, inst * n * n) if pack else (n, inst)
     a = float(1 << nu1)
-    a_conv = 0.0 if direct_first(variant, n) else a  # first-dimension cts through ScalToMat
+    rs = a if rows is None else float(rows)
+    a_conv = 0.0 if direct_first(variant, n) else rs  # first-dimension cts through ScalToMat
     tl, tr, tc, tg = (np.asarray(x, dtype=np.float64) for x in (tl, tr, tc, tg))
     digits = nu2 * tg
     g = float(query_buckets)
@@ -131,7 +134,8 @@ def op_counts(variant: str, d: int, L: int, n: int, nu1: int, nu2: int, inst: in
     n_left, n_right = zero.copy(), zero + (0.0 if stream else 1.0)
     if not stream:
         for r in range(1, int(np.max(rounds))):
-            n_left = n_left + np.where(r < rounds, min(2.0 ** (r - 1), g * a), 0.0)
+            n_left = n_left + np.where(r < rounds, min(2.0 ** (r - 1), g * a if g > 1 else rs),
+                                       0.0)
             n_right = n_right + np.where(r < big_r, np.minimum(2.0 ** (r - 1), g * digits), 0.0)
         n_left, n_right = n_left / g, n_right / g  # this bucket's share
 
@@ -163,7 +167,7 @@ def op_counts(variant: str, d: int, L: int, n: int, nu1: int, nu2: int, inst: in
             "mac": (a_conv * (nc + 1) * nc + digits * (nc + 1) * (nc + 2)) * tc * L * d,
             "tile": zero + a * (nc + 1) * nc * d * L,
         },
-        "first_dimension": {"fd": zero + inst_c * 2.0 ** (nu1 + nu2) * nc * nc * d * L * (nc + 1),
+        "first_dimension": {"fd": zero + inst_c * rs * 2.0**nu2 * nc * nc * d * L * (nc + 1),
                             "fdout": zero + inst_c * 2.0**nu2 * (nc + 1) * nc * d * L},
         "folding": {"ntt": folds * (nc + 1) * nc * (1 + tg) * L,
                     "decomp": folds * (nc + 1) * nc * tg * L * d,
@@ -181,9 +185,11 @@ def op_counts(variant: str, d: int, L: int, n: int, nu1: int, nu2: int, inst: in
     return out
 
 
-def db_bytes(d: int, L: int, n: int, nu1: int, nu2: int, inst: int) -> float:
-    """Bytes of the preprocessed database the first dimension streams (no header)."""
-    return 4.0 * inst * 2.0 ** (nu1 + nu2) * n * n * d * L
+def db_bytes(d: int, L: int, n: int, nu1: int, nu2: int, inst: int, rows: int | None = None
+             ) -> float:
+    """Bytes of the preprocessed database the first dimension streams (no header): the
+    stored rows (default all 2^nu_1)."""
+    return 4.0 * inst * (2.0**nu1 if rows is None else rows) * 2.0**nu2 * n * n * d * L
 
 
 def seconds_of_counts(counts: dict[str, dict[str, Any]], d: int, profile: Profile,
@@ -207,7 +213,8 @@ def seconds_of_counts(counts: dict[str, dict[str, Any]], d: int, profile: Profil
 
 def _counts_of(p: Parameters) -> dict[str, dict[str, Any]]:
     return op_counts(p.variant, p.poly_len, len(p.moduli), p.n, p.nu_1, p.nu_2, p.instances,
-                     p.t_exp_left, p.t_exp_right, p.t_conv, p.t_gsw, p.query_buckets)
+                     p.t_exp_left, p.t_exp_right, p.t_conv, p.t_gsw, p.query_buckets,
+                     p.rows_stored)
 
 
 def stage_op_counts(p: Parameters) -> dict[str, dict[str, float]]:
@@ -216,7 +223,7 @@ def stage_op_counts(p: Parameters) -> dict[str, dict[str, float]]:
 
 
 def params_db_bytes(p: Parameters) -> float:
-    return db_bytes(p.poly_len, len(p.moduli), p.n, p.nu_1, p.nu_2, p.instances)
+    return db_bytes(p.poly_len, len(p.moduli), p.n, p.nu_1, p.nu_2, p.instances, p.rows_stored)
 
 
 def db_reads(p: Parameters, implicit_db: bool = False, repeated_folding: bool = False

@@ -242,10 +242,11 @@ def direct_first(variant: str, n: int) -> bool:
 
 def chain(variant: str, d: int, q: int, sigma2: float, var_s: float, n: int, nu_1: int,
           nu_2: int, p: Any, t_exp_left: Any, t_exp_right: Any, t_conv: Any,
-          t_gsw: Any, query_buckets: int = 1) -> Chain:
+          t_gsw: Any, query_buckets: int = 1, rows: int | None = None) -> Chain:
     """The per-stage variances of one response (module docstring); gadget lengths and p may
     be numpy arrays (broadcast together). query_buckets G: the query packs G buckets, so the
-    expansion runs the rounds of G·2^ν1 selectors and G·ν2·t_gsw digits."""
+    expansion runs the rounds of G·2^ν1 selectors and G·ν2·t_gsw digits. rows: the stored
+    first-dimension rows, the summands of Σ_i C_i·D_i (default 2^ν1)."""
     stream = variant in ("stream", "stream_pack")
     pack = variant in ("pack", "stream_pack")
     nc = 1 if pack else n  # the computation's n (pack: n = 1 over n² sub-databases)
@@ -286,8 +287,9 @@ def chain(variant: str, d: int, q: int, sigma2: float, var_s: float, n: int, nu_
     # RegevToGSW block 0: −s·(digit ct error) + 2·t_conv digits (of a and of b) × key errors
     v_top = d * var_s * v_right + 2.0 * ks_c
     v_r2g = (v_top + v_right + nc * ks_c) / (nc + 1)  # block 0 and n ScalToMat blocks
-    a = 2.0**nu_1
-    # Σ_i C_i·D_i: 2^ν1 cts × d coefficient products × the n entries of a row (one diagonal)
+    a = 2.0**nu_1 if rows is None else float(rows)
+    # Σ_i C_i·D_i: one ct per stored row (2^ν1 at most) × d coefficient products × the n
+    # entries of a row (one diagonal)
     v_inc = a * d * db_coeff_sq(p) * (v_left + nc * ks_first)
     # the ScalToMat key errors are shared by all 2^ν1 cts: with digit mean μ_k and data mean
     # μ_D, Σ_i g_i·D_i has the mean polynomial 2^ν1·μ_k·μ_D·Σ_j (2j + 2 − d)x^j
@@ -381,7 +383,7 @@ def stage_variances(params: Parameters) -> StageNoise:
     s2 = p.sigma**2
     vs = secret_variance(p.secret_kind, p.secret_plus, p.secret_minus, s2, d)
     c = chain(p.variant, d, p.q, s2, vs, p.n, p.nu_1, p.nu_2, float(p.p), p.t_exp_left,
-              p.t_exp_right, p.t_conv, p.t_gsw, p.query_buckets)
+              p.t_exp_right, p.t_conv, p.t_gsw, p.query_buckets, p.rows_stored)
     f = {k: float(v) for k, v in vars(c).items()}
     sigma_g = math.sqrt(float(modswitch_gaussian_variance(f["v_final"], p.q1, p.q2, p.q, d, vs)))
     sigma_fail = math.sqrt(float(modswitch_gaussian_variance(f["v_fail"], p.q1, p.q2, p.q, d, vs)))

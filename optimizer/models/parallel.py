@@ -70,7 +70,7 @@ def stage_jobs(p: Parameters, profile: Profile) -> dict[str, list[Job]]:
     stream = p.variant in ("stream", "stream_pack")
     pack = p.variant in ("pack", "stream_pack")
     nc, inst_c = (1, p.instances * p.n * p.n) if pack else (p.n, p.instances)
-    a = 1 << p.nu_1
+    a, rows = 1 << p.nu_1, p.rows_stored  # only the stored rows are expanded and converted
     digits = p.nu_2 * p.t_gsw
     jobs: dict[str, list[Job]] = {s: [] for s in STAGES}
     if stream:
@@ -84,10 +84,10 @@ def stage_jobs(p: Parameters, profile: Profile) -> dict[str, list[Job]]:
         rounds = max(p.nu_1 + 1, big_r)
         for r in range(rounds):
             right = 1 if r == 0 else (min(1 << (r - 1), digits) if r < big_r else 0)
-            left = 0 if r == 0 else min(1 << (r - 1), a)
+            left = 0 if r == 0 else min(1 << (r - 1), rows)
             run = [(ks_residue(p.t_exp_right), right * L), (ks_residue(p.t_exp_left), left * L)]
             jobs["expansion"].append([x for x in run if x[1] > 0])
-    first = 0 if direct_first(p.variant, nc) else a
+    first = 0 if direct_first(p.variant, nc) else rows
     conv = [((nc + 1) * (nc + 2) * p.t_conv, digits), ((nc + 1) * nc * p.t_conv, first)]
     jobs["conversion"].append([x for x in conv if x[1] > 0] or [(1.0, 1)])
     groups = (L + 1) // 2

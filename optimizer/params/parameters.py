@@ -28,6 +28,7 @@ API (stable; used by codegen):
     `q2` (largest prime < 2^q2_bits, ≡ 1 mod 2·poly_len), `delta` = floor(q/p),
     `pt_bits` (= n²·poly_len·log2 p, bits per plaintext), `items_per_pt`, `dim0` (= 2^nu_1),
     `num_pts` (plaintexts per instance), `capacity` (records that fit),
+    `rows_stored` (first-dimension rows holding records, the ones stored), `stored_pts`,
     `num_gsw_digits` (= nu_2·t_gsw), `rounds_right`, `rounds` (query expansion schedule),
     `secret_kind` ('gaussian'|'ternary'|'sparse_ternary'), `secret_plus`, `secret_minus`,
     `sigma` (= noise_width/√(2π)), `canonical_string()` and `params_hash()` (runtime/FORMATS.md
@@ -106,6 +107,12 @@ def parse_secret_distribution(text: str, poly_len: int) -> tuple[str, int, int]:
 def ceil_log2(x: int) -> int:
     """Smallest k with 2^k >= x (x >= 1)."""
     return (x - 1).bit_length()
+
+
+def rows_stored(records: int, items_per_pt: int, nu_1: int, nu_2: int) -> int:
+    """ceil(ceil(records / items_per_pt) / 2^nu_2), at most 2^nu_1 (FORMATS.md §3)."""
+    pts = -(-records // items_per_pt)
+    return min(1 << nu_1, -(-pts // (1 << nu_2)))
 
 
 def layout(record_size: int, n: int, p: int, poly_len: int) -> tuple[int, int, int]:
@@ -386,6 +393,17 @@ class Parameters:
     @property
     def capacity(self) -> int:
         return self.num_pts * self.items_per_pt
+
+    @property
+    def rows_stored(self) -> int:
+        """First-dimension rows the database stores (FORMATS.md §3): plaintext pt sits at row
+        pt >> nu_2, so the rows holding the records' plaintexts; the zero rows after them are
+        neither stored nor multiplied."""
+        return rows_stored(self.records, self.items_per_pt, self.nu_1, self.nu_2)
+
+    @property
+    def stored_pts(self) -> int:
+        return self.rows_stored << self.nu_2
 
     @property
     def num_gsw_digits(self) -> int:

@@ -53,13 +53,14 @@ def response_bytes(p: Parameters) -> int:
     return HEADER_BYTES + ceil_div(bits, 8)
 
 
-def preprocessed_bytes(instances: int, num_pts: int, n: int, poly_len: int, primes: int) -> int:
-    """The preprocessed database file: one 32-bit word per residue of every NTT coefficient."""
-    return HEADER_BYTES + 4 * instances * num_pts * n * n * poly_len * primes
+def preprocessed_bytes(instances: int, stored_pts: int, n: int, poly_len: int, primes: int) -> int:
+    """The preprocessed database file: one 32-bit word per residue of every NTT coefficient of
+    the stored plaintexts (rows_stored·2^nu_2 per instance)."""
+    return HEADER_BYTES + 4 * instances * stored_pts * n * n * poly_len * primes
 
 
 def preprocessed_db_bytes(p: Parameters) -> int:
-    return preprocessed_bytes(p.instances, p.num_pts, p.n, p.poly_len, len(p.moduli))
+    return preprocessed_bytes(p.instances, p.stored_pts, p.n, p.poly_len, len(p.moduli))
 
 
 def client_state_bytes(p: Parameters) -> int:

@@ -15,6 +15,7 @@ from functools import cache
 from spiralpir.optimizer.models import noise
 from spiralpir.optimizer.models.cost import Profile
 from spiralpir.optimizer.plan.evaluate import (
+    _allowed,
     _grid,
     _q2_table,
     _vmax,
@@ -42,7 +43,7 @@ def lower_bounds(s: Structure, options: Options, profile: Profile) -> tuple[floa
     v_left = sigma2 if stream else 2.0 * a * sigma2 + a * ks_min + (a - 1.0) * ks_min
     e_d = noise.db_coeff_sq(p)
     ks_first = 0.0 if noise.direct_first(variant, n) else nc * ks_min  # ScalToMat (or none)
-    v_fd = a * d * e_d * (v_left + ks_first)
+    v_fd = s.rows * d * e_d * (v_left + ks_first)  # one summand per stored row
     # v_right ≥ σ² (R ≥ 1 round of fresh noise doubling; fresh for the stream variants)
     v_fold_min = v_fd + nu2 * fold_min * (sigma2 + nc * ks_min)
     if pack:
@@ -50,7 +51,15 @@ def lower_bounds(s: Structure, options: Options, profile: Profile) -> tuple[floa
     vmax = _vmax(inst * n * n * d, options.correctness_log2)
     possible = (q1 / q) ** 2 * v_fold_min < vmax
     # objective lower bound: every gadget length at its smallest (time grows with each)
-    one_time, per_db = time_lower_bound(variant, s, t_min, profile, options.query_buckets)
+    # (vanilla expansion: each gadget at the smallest length whose own noise term fits, as the
+    # exact evaluation's table; a larger p needs longer gadgets, so its bound grows with it)
+    mins = None
+    if not stream:
+        allowed = _allowed(d, ring.modulus.q, sigma2, nc, nu1, nu2, (q1 / q) ** 2, e_d, vmax,
+                           s.rows)
+        mins = (min(allowed[0]), min(allowed[1]), min(allowed[2]), min(allowed[3]))
+    one_time, per_db = time_lower_bound(variant, s, t_min, profile, options.query_buckets,
+                                        mins)
     bits_tab, q2_tab = _q2_table(d)
     ok = [int(b) for b, v in zip(bits_tab, q2_tab, strict=True) if q1 < v < q]
     if not ok:

@@ -103,17 +103,17 @@ def _grid(d: int, q: int, sigma2: float,
 
 @cache
 def _allowed(d: int, q: int, sigma2: float, n: int, nu1: int, nu2: int, qq: float,
-             e_d: float, vmax: float) -> tuple[tuple[int, ...], ...]:
+             e_d: float, vmax: float, rows: int) -> tuple[tuple[int, ...], ...]:
     """Per gadget dimension, the lengths whose OWN noise term stays below the budget.
 
     Every term of the final Gaussian variance is non-negative, so a length whose single term
     (its first-dimension share for t_exp_left/t_exp_right/t_conv, its folding share with every
     other factor at its minimum for t_gsw) already exceeds `vmax` can never be correct;
-    dropping it is exact. qq = (q1/q)².
+    dropping it is exact. qq = (q1/q)²; rows: the stored rows (the first dimension's summands).
     """
     ts = gadget_lengths(q.bit_length())
     a = float(1 << nu1)
-    c_fd = qq * a * d * e_d
+    c_fd = qq * rows * d * e_d
 
     def ks(t: int) -> float:
         return float(noise.keyswitch_variance(t, q, d, sigma2))
@@ -174,7 +174,7 @@ def evaluate(s: Structure, records: int, record_size: int, options: Options,
     coeffs = inst * n * n * d
     vmax = _vmax(coeffs, options.correctness_log2)
     qi = ring.modulus.q
-    allowed = _allowed(d, qi, sigma2, nc, nu1, nu2, (q1 / q) ** 2, e_d, vmax)
+    allowed = _allowed(d, qi, sigma2, nc, nu1, nu2, (q1 / q) ** 2, e_d, vmax, s.rows)
     if stream:
         tc = allowed[2]
         if noise.direct_first(variant, n):  # t_conv no longer enters the first dimension
@@ -190,7 +190,7 @@ def evaluate(s: Structure, records: int, record_size: int, options: Options,
     big_r = 1 + _ceil_log2_arr(buckets * digits)
     rounds = np.maximum(nu1 + ceil_log2(buckets) + 1, big_r)
     v_fold = noise.chain(variant, d, qi, sigma2, vs, n, nu1, nu2, p, g.tl, g.tr, g.tc,
-                         g.tg, buckets).v_fail  # pack: after packing; FAILURE_MARGIN included
+                         g.tg, buckets, s.rows).v_fail  # pack: after packing; margin included
     big_a = (q1 / q) ** 2 * v_fold
     slack = vmax - big_a
     bits_tab, q2_tab = _q2_table(d)
@@ -259,8 +259,9 @@ def time_split(variant: str, s: Structure, g: Grid, profile: Profile, query_buck
     ring = s.ring
     d, L = ring.poly_len, len(ring.modulus.moduli)
     counts = op_counts(variant, d, L, s.n, s.nu_1, s.nu_2, s.instances, g.tl, g.tr, g.tc, g.tg,
-                       query_buckets)
-    secs = seconds_of_counts(counts, d, profile, db_bytes(d, L, s.n, s.nu_1, s.nu_2, s.instances))
+                       query_buckets, s.rows)
+    secs = seconds_of_counts(counts, d, profile,
+                             db_bytes(d, L, s.n, s.nu_1, s.nu_2, s.instances, s.rows))
     one_time, per_db = split_seconds(secs)
     shape = np.broadcast(g.tl, g.tr, g.tc, g.tg).shape
     return (np.broadcast_to(np.asarray(one_time, dtype=np.float64), shape),
@@ -271,17 +272,21 @@ _LB_CACHE: dict[tuple[Any, ...], tuple[Profile, tuple[float, float]]] = {}
 
 
 def time_lower_bound(variant: str, s: Structure, t_min: int, profile: Profile,
-                     query_buckets: int = 1) -> tuple[float, float]:
+                     query_buckets: int = 1, mins: tuple[int, int, int, int] | None = None
+                     ) -> tuple[float, float]:
     """(one-time, per-database) server seconds with every gadget length at t_min: lower bounds
     over the grid (each stage's time is non-decreasing in every gadget length). Memoized: the
-    search asks for many structures that differ only in p (the time does not depend on it)."""
+    search asks for many structures that differ only in p (the time depends on it only
+    through the stored rows). mins: per gadget (t_exp_left, t_exp_right, t_conv, t_gsw) the
+    smallest length the structure admits, when known (else t_min for each)."""
     ring = s.ring
+    ts = mins if mins is not None else (t_min,) * 4
     key = (id(profile), variant, ring.poly_len, len(ring.modulus.moduli), s.n, s.nu_1, s.nu_2,
-           s.instances, t_min, query_buckets)
+           s.instances, ts, query_buckets, s.rows)
     hit = _LB_CACHE.get(key)
     if hit is not None and hit[0] is profile:
         return hit[1]
-    g = Grid(*(np.array([t_min]) for _ in range(4)), *(np.zeros(1) for _ in range(5)))
+    g = Grid(*(np.array([t]) for t in ts), *(np.zeros(1) for _ in range(5)))
     one_time, per_db = time_split(variant, s, g, profile, query_buckets)
     value = (float(one_time[0]), float(per_db[0]))
     if len(_LB_CACHE) > 100_000:

@@ -90,7 +90,9 @@ def _candidates(keys: int, item: int, h: int, options: dict[str, Any]
                                    if k != "records"}, sort_keys=True)
                 if name not in seen:
                     seen.add(name)
-                    out.append((params, est, tag))
+                    # the table fills every row of its database (its records are the
+                    # capacity), so its lookup time is that of all 2^nu_1 rows
+                    out.append((params.replace(records=params.capacity), est, tag))
             if wider == tag:
                 break
             tag = wider  # many slots per bin: plan again with the wider tag

@@ -4,9 +4,10 @@ Owns `search(records, record_size, options, top)`. Steps:
 
 1. Python builds the model's tables (plan/space.py, plan/evaluate.py): the secure rings,
    and per ring the structures (n, p, ν1, ν2, layout). A structure with the same ring, n, ν1,
-   ν2 and instances as one with a smaller p is dropped: its server time is the same gadget for
-   gadget, and its noise, q2 and response are no smaller (all grow with p), so it never ranks
-   better. Each structure gets cheap, valid lower bounds
+   ν2, instances and stored rows as one with a smaller p is dropped: its server time is the
+   same gadget for gadget, and its noise, q2 and response are no smaller (all grow with p), so
+   it never ranks better. (A larger p that stores fewer rows is a shape of its own.) Each
+   structure gets cheap, valid lower bounds
    — on noise (every gadget-dependent term at its minimum) and on the objective (every stage's time
    with each gadget length at its smallest, split into the one-time and per-database parts for the
    `stream` objective; the response with the smallest admissible q2) — and structures are visited in
@@ -77,7 +78,7 @@ def candidate_rows(records: int, record_size: int, options: Options, top: int) -
     for ring in rings(options):
         for s in structures(records, record_size, ring, options):  # p ascending per shape
             total += 1
-            shape = (ring, s.n, s.nu_1, s.nu_2, s.instances)
+            shape = (ring, s.n, s.nu_1, s.nu_2, s.instances, s.rows)
             if shape in shapes:
                 continue  # dominated by the same shape with a smaller p (module docstring)
             lb, possible = lower_bounds(s, options, profile)

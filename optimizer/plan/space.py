@@ -50,6 +50,7 @@ from spiralpir.optimizer.params.parameters import (
     Q2_BITS_RANGE,
     ceil_log2,
     layout,
+    rows_stored,
 )
 from spiralpir.optimizer.params.primes import Modulus, find_q2, lazy_terms, modulus_table
 from spiralpir.optimizer.params.sizes import HEADER_BYTES, preprocessed_bytes
@@ -186,6 +187,7 @@ class Structure:
     nu_2: int
     instances: int
     items_per_pt: int
+    rows: int  # stored first-dimension rows (params.rows_stored)
 
 
 def structures(records: int, record_size: int, ring: Ring, options: Options) -> list[Structure]:
@@ -205,14 +207,15 @@ def structures(records: int, record_size: int, ring: Ring, options: Options) -> 
             pts = -(-records // per)
             total = max(1, ceil_log2(pts))
             log2d = ceil_log2(d)
-            db_bytes = preprocessed_bytes(inst, 1 << total, n, d, len(ring.modulus.moduli))
-            if db_bytes - HEADER_BYTES > options.max_db_ratio * records * record_size:
-                continue  # the user's density cap (the file's fixed header aside)
             for nu1 in range(1, min(total, log2d - 1) + 1):
                 nu2 = total - nu1
                 if nu2 > MAX_NU_2 or nu1 + 1 > log2d or 2 * (1 << nu1) > d:
                     continue
-                out.append(Structure(ring, n, pb, nu1, nu2, inst, per))
+                rows = rows_stored(records, per, nu1, nu2)
+                db_bytes = preprocessed_bytes(inst, rows << nu2, n, d, len(ring.modulus.moduli))
+                if db_bytes - HEADER_BYTES > options.max_db_ratio * records * record_size:
+                    continue  # the user's density cap (the file's fixed header aside)
+                out.append(Structure(ring, n, pb, nu1, nu2, inst, per, rows))
     return out
 
 

@@ -30,6 +30,8 @@ VERSION = 1
 CHUNK_BYTES = 1 << 20
 OBJECT_MAGIC = b"SPRL"
 OBJECT_KIND = 5  # preprocessed database (FORMATS.md §2)
+# its format version (FORMATS.md §2, §5.1): a store of another layout is rebuilt, never mapped
+OBJECT_VERSION = 3
 # magic, version, flags, params hash, object bytes, records, record size, fingerprint,
 # chunk bytes, chunks
 _HEAD = struct.Struct("<8sII8sQQQ16sQQ")
@@ -84,9 +86,12 @@ def _object_header(fd: int, tie: Tie, what: str) -> None:
     raw = os.pread(fd, _OBJECT_HEADER.size, 0)
     if len(raw) != _OBJECT_HEADER.size:
         raise StoreRejected(f"{what}: truncated ({len(raw)} bytes)")
-    magic, _version, kind, params_hash, payload, aux = _OBJECT_HEADER.unpack(raw)
+    magic, version, kind, params_hash, payload, aux = _OBJECT_HEADER.unpack(raw)
     if magic != OBJECT_MAGIC or kind != OBJECT_KIND:
         raise StoreRejected(f"{what}: not a preprocessed database (magic {magic!r}, kind {kind})")
+    if version != OBJECT_VERSION:
+        raise StoreRejected(f"{what}: preprocessed database format version {version}, this "
+                            f"spiralpir reads {OBJECT_VERSION}")
     if params_hash != tie.params_hash:
         raise StoreRejected(f"{what}: built for other parameters (params hash "
                             f"{params_hash.hex()}, this build's {tie.params_hash.hex()})")

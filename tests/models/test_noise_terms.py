@@ -362,7 +362,8 @@ def _sigma_fail(p: Parameters) -> float:
     vs = noise.secret_variance(p.secret_kind, p.secret_plus, p.secret_minus, p.sigma**2,
                                p.poly_len)
     c = noise.chain(p.variant, p.poly_len, p.q, p.sigma**2, vs, p.n, p.nu_1, p.nu_2,
-                    float(p.p), p.t_exp_left, p.t_exp_right, p.t_conv, p.t_gsw)
+                    float(p.p), p.t_exp_left, p.t_exp_right, p.t_conv, p.t_gsw, 1,
+                    p.rows_stored)
     return math.sqrt(float(noise.modswitch_gaussian_variance(c.v_fail, p.q1, p.q2, p.q,
                                                              p.poly_len, vs)))
 
@@ -371,7 +372,8 @@ def _sigma_fail(p: Parameters) -> float:
 # width keeps the failure probability away from 1 (2^-40) so the offset shows
 @pytest.mark.parametrize("changes", [{}, {"n": 3, "p": 64}, {"record_size": 9000},
                                      {"p": 1 << 24, "q2_bits": 48, "nu_1": 2, "nu_2": 1,
-                                      "noise_width": 1e-6, "secret_distribution": "ternary"}])
+                                      "noise_width": 1e-6, "secret_distribution": "ternary",
+                                      "records": 768}])  # 96 per plaintext: every row
 def test_failure_is_a_union_over_the_response(changes: dict) -> None:
     """A response has instances × n × n polynomials of d coefficients, each failing with the
     per-coefficient law at the failure variance; the offset of decoding with Δ = ⌊q/p⌋

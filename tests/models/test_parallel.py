@@ -29,7 +29,10 @@ BASE = {"variant": "spiral", "poly_len": 2048, "moduli": [268369921, 249561089],
 
 
 def _params(**kw: object) -> Parameters:
-    return Parameters.from_literal({**BASE, **kw})
+    """BASE with changes; records fill the hypercube (every first-dimension row stored)
+    unless given."""
+    p = Parameters.from_literal({**BASE, **kw})
+    return p if "records" in kw else p.replace(records=p.capacity)
 
 
 def _brute_makespan(tasks: list[float], threads: int) -> float:

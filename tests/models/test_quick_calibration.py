@@ -130,6 +130,7 @@ def test_fit_threads_from_measured_pairs() -> None:
     pairs = []
     for nu1, nu2 in ((6, 4), (9, 8), (5, 3)):
         p = Parameters.from_literal({**base, "nu_1": nu1, "nu_2": nu2})
+        p = p.replace(records=p.capacity)  # every first-dimension row stored
         pairs.append((p, fake_report(p, 1, rng), fake_report(p, 2, rng)))
     start = Profile(**{**TRUTH.__dict__, "threads": {}})
     got = fit_threads(start, pairs)
@@ -149,6 +150,7 @@ def test_disturbed_thread_runs_stay_within_physical_bounds() -> None:
         "noise_width": 6.4, "secret_distribution": "gaussian", "q2_bits": 20, "instances": 1,
         "db_item_size": 64, "records": 100, "record_size": 64, "p": 256, "n": 1, "nu_1": 9,
         "nu_2": 8, "t_gsw": 4, "t_conv": 4, "t_exp_left": 4, "t_exp_right": 9})
+    p = p.replace(records=p.capacity)  # every first-dimension row stored: 2 GiB
     slow = fake_report(p, 2, rng)
     slow["stages"] = {k: 8 * v for k, v in slow["stages"].items()}
     got = fit_threads(Profile(**{**TRUTH.__dict__, "threads": {}}),

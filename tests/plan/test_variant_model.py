@@ -92,13 +92,13 @@ def test_direct_first_dimension(variant: str, n: int, direct: bool) -> None:
     if direct:
         assert v["conversion"] == pytest.approx(s2)
         e_d = (base.p**2 + 2) / 12
-        assert v["first_dimension"] == pytest.approx(2**base.nu_1 * d * e_d * s2)
+        assert v["first_dimension"] == pytest.approx(base.rows_stored * d * e_d * s2)
         assert sn.coherent_fraction == 0.0
         assert ops["decomp"] == digits * 2 * tc * L * d  # RegevToGSW only
         assert ops["compose"] == 2 * digits * L * L * d
     else:
         assert v["conversion"] > 2**10 * s2  # the ScalToMat key switch
-        assert ops["decomp"] == (2**base.nu_1 + 2 * digits) * tc * L * d
+        assert ops["decomp"] == (base.rows_stored + 2 * digits) * tc * L * d
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

@@ -31,8 +31,8 @@ def _tie(payload_bytes: int, num_records: int = 7, fp: bytes = b"F" * 16) -> sto
 
 def _write_object(tie: store.Tie, payload: bytes) -> Callable[[Path], None]:
     def write(path: Path) -> None:
-        hdr = struct.pack("<4sHH8sQQ", b"SPRL", 2, 5, tie.params_hash, len(payload),
-                          tie.num_records)
+        hdr = struct.pack("<4sHH8sQQ", b"SPRL", store.OBJECT_VERSION, 5, tie.params_hash,
+                          len(payload), tie.num_records)
         path.write_bytes(hdr + payload)
     return write
 
@@ -76,6 +76,11 @@ def test_store_round_trip_and_every_damage_is_named(tmp_path: Path, rng: random.
     damaged(good, "other records", _tie(len(payload), fp=b"G" * 16))
     damaged(good, "built from 7 records", _tie(len(payload), num_records=8))
     damaged(good, "other parameters", dataclasses.replace(tie, params_hash=b"Q" * 8))
+    # an object of the previous layout (every first-dimension row stored), its trailer intact
+    old = bytearray(good)
+    old[4:6] = (store.OBJECT_VERSION - 1).to_bytes(2, "little")
+    damaged(bytes(old), f"format version {store.OBJECT_VERSION - 1}, this spiralpir reads "
+                        f"{store.OBJECT_VERSION}")
     with pytest.raises(store.StoreMissing):
         _check(tmp_path / "none", tie)
     # a valid store renamed over the path between the check and the mapping

@@ -57,7 +57,8 @@ void slices_decrypt_to_their_bucket() {
     meter.on_expansion({first.begin() + g * D::dim0, first.begin() + (g + 1) * D::dim0},
                        {digits.begin() + g * D::num_gsw_digits, digits.begin() + (g + 1) * D::num_gsw_digits});
     for (const auto& [name, st] : meter.results()) {
-      EXPECT_EQ(st.count, (name == "expansion" ? D::dim0 : D::num_gsw_digits) * D::d) << name;
+      // (the meter reads the selectors of the stored rows: the first dimension's only inputs)
+      EXPECT_EQ(st.count, (name == "expansion" ? D::rows_stored : D::num_gsw_digits) * D::d) << name;
       // a wrong slice or selector is off by Δ or a gadget power: noise ~ q/4 or more
       EXPECT_LT(st.max_abs, q_quarter / 4096) << "bucket " << g << " " << name;
       EXPECT_GT(st.variance(), 0.5) << "bucket " << g << " " << name << " (no noise at all is suspicious)";

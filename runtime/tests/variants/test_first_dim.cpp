@@ -6,7 +6,8 @@
 // Every case: random database and query, AVX-512 (when the CPU has it) and portable kernels at 1
 // and 2 threads, each against an independent schoolbook sum mod p. Plus the worst case of the
 // lazy bound (every query and database residue = p − 1) and the database file checks (format
-// version 2 and residues of both halves of a paired word).
+// version 3 and residues of both halves of a paired word). Partial hypercubes: only the first
+// rows_stored rows are stored and summed (the reference sums exactly those).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -24,7 +25,7 @@ namespace {
 
 using Base = testing::insecure_spiral_2e20x256b;
 
-template <class Ring, unsigned N, unsigned Nu1, unsigned Nu2, std::uint64_t Inst = 1>
+template <class Ring, unsigned N, unsigned Nu1, unsigned Nu2, std::uint64_t Inst = 1, std::uint64_t Rows = 0>
 struct FdParams : Base {
   using ring = Ring;
   static constexpr unsigned n = N, nu_1 = Nu1, nu_2 = Nu2;
@@ -34,6 +35,8 @@ struct FdParams : Base {
   static constexpr std::uint64_t db_item_size =
       Inst == 1 ? 16 : (Inst - 1) * (std::uint64_t{N} * N * Ring::poly_len * 8 / 8) + 8;
   static constexpr std::uint64_t num_records = 1, record_size = 1;
+  // every row (Rows = 0) or the first Rows: random plaintexts fill each stored row
+  static constexpr std::uint64_t rows_stored = Rows == 0 ? std::uint64_t{1} << Nu1 : Rows;
 };
 
 using Ring2 = RingSpec<1024, 268369921ULL, 67104769ULL>;            // 28 + 26 bits: long chunks
@@ -48,7 +51,7 @@ struct Case {
   using FD = FirstDim<P>;
   using DB = Database<P>;
   using MatN = rlwe::MatN<R>;
-  static constexpr std::size_t I = FD::I, J = FD::J, n = P::n, inst = Derived<P>::instances;
+  static constexpr std::size_t I = FD::I, IS = DB::I, J = FD::J, n = P::n, inst = Derived<P>::instances;
 
   Seed seed = testing::test_seed_here("case");
   std::vector<MatN> q;
@@ -78,7 +81,7 @@ struct Case {
     const auto src = source();
     for (std::size_t in = 0; in < inst; ++in)
       for (std::size_t j = 0; j < J; ++j)
-        for (std::size_t i = 0; i < I; ++i) {
+        for (std::size_t i = 0; i < IS; ++i) {  // the rows past IS are not stored: zero
           src(in % pinst, i * J + j % pj, bytes.data());
           const auto polys = DB::plaintext_polys(bytes.data());
           std::vector<rlwe::Pn<R>> nt;
@@ -129,6 +132,13 @@ TEST(FirstDim, N2NoFoldExactReduction) {
   static_assert(!FirstDim<P>::kFold && FirstDim<P>::kChunk == 1, "this case must take the exact-reduction path");
   static_assert(FirstDim<FdParams<Ring30, 2, 5, 2, 2>>::kFold && FirstDim<FdParams<Ring30, 2, 5, 2, 2>>::kChunk == 8);
   Case<P>().check();
+}
+TEST(FirstDim, PartialRows) {
+  static_assert(Database<FdParams<Ring2, 2, 4, 2, 1, 5>>::I == 5 && FirstDim<FdParams<Ring2, 2, 4, 2, 1, 5>>::I == 16);
+  Case<FdParams<Ring2, 2, 4, 2, 1, 5>>().check();       // 5 of 16 rows, one prime pair
+  Case<FdParams<Ring30, 1, 5, 3, 2, 1>>().check();      // one row of 32, two instances, folds
+  Case<FdParams<Ring3, 3, 3, 1, 1, 7>>().check();       // 7 of 8, a pair and a single
+  Case<FdParams<Ring2, 1, 4, 4, 3, 3>>().check(1, 1);   // implicit database over 3 stored rows
 }
 TEST(FirstDim, ImplicitDatabase) {
   Case<FdParams<Ring30, 1, 4, 4, 3>>().check(1, 1);  // phys_j rounded up to the block size
@@ -184,7 +194,7 @@ void worst_case(const char* name) {
         for (unsigned cc = 0; cc < P::n; ++cc)
           for (std::size_t pr = 0; pr < R::num_primes; ++pr)
             for (std::size_t z = 0; z < R::poly_len; ++z)
-              ASSERT_EQ(m.at(r, cc).residue(pr)[z], (C::I * P::n) % R::primes[pr])
+              ASSERT_EQ(m.at(r, cc).residue(pr)[z], (C::IS * P::n) % R::primes[pr])
                   << name << (avx ? " avx512" : " portable") << " prime " << pr << " slot " << z;
   }
   std::filesystem::remove_all(dir);
@@ -265,6 +275,8 @@ TEST(FirstDim, DatabaseFileChecks) {
   };
   const std::uint16_t v1 = 1;  // the version-1 (u32 per residue, j-major) layout
   expect_format_error(patch("v1.bin", 4, &v1, 2), "unsupported format version");
+  const std::uint16_t v2 = 2;  // the version-2 layout: every 2^nu_1 row stored
+  expect_format_error(patch("v2.bin", 4, &v2, 2), "unsupported format version 2");
   // the high half of a paired word is prime 1's residue: p1 itself is out of range there (but
   // below prime 0, so only a per-half check catches it)
   const std::uint32_t p1 = 67104769;

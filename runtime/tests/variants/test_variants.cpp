@@ -160,7 +160,7 @@ void run_noise() {
       // against Δ·[i = index] — fresh-encryption noise, not the ScalToMat key switch's (the
       // GSW cts, converted with the same conversion gadget, show that level)
       const NoiseStat& conv = stage.at("conversion");
-      EXPECT_EQ(conv.count, std::uint64_t{D::dim0} * D::d);
+      EXPECT_EQ(conv.count, std::uint64_t{D::rows_stored} * D::d);  // the stored rows' cts
       EXPECT_GT(conv.variance(), sigma2 / 2);
       EXPECT_LT(conv.variance(), 2 * sigma2);
       EXPECT_LT(std::log2(conv.variance()), std::log2(stage.at("conversion_gsw").variance()) - 8);

@@ -1,7 +1,7 @@
 // spiralpir/spiral/database.hpp — the preprocessed database: item layout (FORMATS.md §5), the NTT/CRT
 // word layout of the first-dimension kernel, and save/map of preprocessed files.
 //
-// Word layout (FORMATS.md §4, preprocessed database format version 2), in u32 units. The CRT
+// Word layout (FORMATS.md §5.1, preprocessed database format version 3), in u32 units. The CRT
 // primes form groups of two (g covers primes 2g and 2g+1; an odd last prime is a group of one),
 // and a group of width W = 2 stores both residues of a slot side by side — as one little-endian
 // u64, residue of prime 2g in bits 0..31, of prime 2g+1 in bits 32..63 — so the kernel loads
@@ -11,7 +11,8 @@
 //     inst·(P·ZT·J·I·n²·8) + G_g·(ZT·J·I·n²·8) + zt·(W·J·I·n²·8)
 //     + j0·(W·I·n²·8) + i·(W·JB·n²·8) + (j − j0)·(W·n²·8) + kc·(W·8) + lane·W + h
 //   with P = #primes, G_g = Σ_{g' < g} W_g' (primes before group g), ZT = d / 8 (slot tile: slot
-//   z = zt·8 + lane), J = 2^nu_2, j0 = JB·⌊j / JB⌋, I = 2^nu_1, kc = k·n + c the entry (row k,
+//   z = zt·8 + lane), J = 2^nu_2, j0 = JB·⌊j / JB⌋, I = Derived::rows_stored ≤ 2^nu_1 (the rows
+//   holding records; the zero rows after them are not stored), kc = k·n + c the entry (row k,
 //   column c) of the n×n plaintext, h < W the prime 2g + h.
 // The first-dimension kernel walks (inst, g, zt) tasks, each a contiguous W·J·I·n²·8 words,
 // and streams each task's blocks exactly once.
@@ -103,7 +104,7 @@ class Database {
   static constexpr std::size_t NP = R::num_primes;
   static constexpr std::size_t ZT = D::d / kLanes;
   static constexpr std::size_t J = D::dim_rest;
-  static constexpr std::size_t I = D::dim0;
+  static constexpr std::size_t I = D::rows_stored;  // stored first-dimension rows
   static constexpr std::size_t NN = std::size_t{P::n} * P::n;
   static constexpr std::size_t pt_bytes = D::pt_bits / 8;
   /// prime groups (pairs; an odd last prime alone), their widths and first primes

@@ -1,6 +1,7 @@
 // spiralpir/spiral/first_dim.hpp — the first-dimension hot loop: for every instance and folding index j,
 // out[j] = Σ_{i < 2^nu_1} C_i · D[i][j] with C_i the (n+1)×n matrix Regev query cts and D the
-// n×n plaintexts, all in NTT/CRT form (database.hpp gives the word layout).
+// n×n plaintexts, all in NTT/CRT form (database.hpp gives the word layout). Only the stored rows
+// i < Derived::rows_stored are summed: the rows after them are zero plaintexts.
 //
 // Work split: the query is first laid out tile by tile (Query: one contiguous, L2-sized slice per
 // prime group g and slot tile zt); one task per (instance, g, zt) streams its contiguous slice of
@@ -57,6 +58,7 @@ struct FirstDim {
   static constexpr std::size_t RK = std::size_t{n + 1} * n;  // query entries (r, k)
   static constexpr std::size_t NN = std::size_t{n} * n;      // plaintext entries (k, c)
   static constexpr std::size_t I = D::dim0, J = D::dim_rest, ZT = DB::ZT, NP = R::num_primes, NG = DB::NG;
+  static constexpr std::size_t IS = DB::I;  // stored rows (≤ I): the query keeps all I
   static constexpr std::size_t kMaxW = NP >= 2 ? 2 : 1;
 
   // ---- lazy reduction bounds ----------------------------------------------------------------
@@ -482,7 +484,8 @@ struct FirstDim {
       if (acc_buf.size() < J * RK * kMaxW * kLanes) acc_buf = AlignedBuffer<std::uint64_t>(J * RK * kMaxW * kLanes);
       std::uint64_t* const accs = acc_buf.data();
       for (std::size_t blk = 0; blk < blocks; ++blk) {
-        const std::size_t lo = blk * rows, hi = lo + rows;
+        // the block's stored rows (none past IS: those rows' plaintexts are zero)
+        const std::size_t lo = std::min(blk * rows, IS), hi = std::min(lo + rows, IS);
 #ifdef SPIRALPIR_FIRSTDIM_X86
         if (avx512) {
           if (wd == 2) {

@@ -105,9 +105,10 @@ inline const char* object_kind_name(ObjectKind k) {
 
 inline constexpr std::array<std::uint8_t, 4> kMagic = {'S', 'P', 'R', 'L'};
 inline constexpr std::uint16_t kFormatVersion = 1;
-/// version 2 of the preprocessed database: the paired-residue, block-interleaved word layout of
-/// database.hpp (version-1 files, one u32 per residue, j-major, are rejected)
-inline constexpr std::uint16_t kDbFormatVersion = 2;
+/// version 3 of the preprocessed database: the paired-residue, block-interleaved word layout of
+/// database.hpp over the stored rows only (Derived::rows_stored; version 2 stored all 2^nu_1
+/// rows, version 1 one u32 per residue, j-major: both are rejected, never misread)
+inline constexpr std::uint16_t kDbFormatVersion = 3;
 /// version 2 of the query: a stream query whose computation matrix is 1×1 (stream_pack; stream
 /// with n = 1) carries its first-dimension cts under the computation secret (FORMATS.md §7);
 /// a version-1 query of such parameters would decode wrongly, so every version-1 query is rejected

@@ -5,7 +5,9 @@
 //   using ring = <a type with static constexpr poly_len, num_primes, primes[]>;
 //   variant, noise_width, secret_dist, secret_plus, secret_minus, n, nu_1, nu_2, p, q2_bits,
 //   t_gsw, t_conv, t_exp_left, t_exp_right, instances, db_item_size, num_records, record_size.
-// Optional: query_buckets (G, default 1; batch_query.hpp): one query ct carries the indices of G
+// Optional: rows_stored (default: the first-dimension rows that hold the num_records records,
+// Derived::rows_stored; a type that needs every row, e.g. a keyword table's row blocks, sets
+// 2^nu_1). Optional: query_buckets (G, default 1; batch_query.hpp): one query ct carries the indices of G
 // equal-shaped bucket databases, so the expansion schedule is that of G·2^nu_1 selectors and
 // G·nu_2·t_gsw digits.
 // A type derived from such a struct that shadows some members (e.g. nu_1/nu_2/num_records for a
@@ -78,6 +80,13 @@ namespace detail {
 constexpr std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 }  // namespace detail
 
+/// P::rows_stored when P declares it, else `needed` (the rows holding P's records).
+template <class P>
+constexpr std::uint64_t rows_stored_of(std::uint64_t needed) {
+  if constexpr (requires { P::rows_stored; }) return P::rows_stored;
+  else return needed;
+}
+
 /// The parameter type an object is labelled with on the wire (params hash, record capacity):
 /// P itself, or P::wire_params for an internal computation type (variant.hpp: SpiralStream /
 /// SpiralPack compute with a spiral-shaped or n = 1 inner type but write the outer params' hash).
@@ -126,8 +135,15 @@ struct Derived {
   static constexpr std::uint64_t items_per_pt = item_bits <= pt_bits ? pt_bits / item_bits : 1;
   static constexpr std::uint64_t dim0 = std::uint64_t{1} << nu_1;
   static constexpr std::uint64_t dim_rest = std::uint64_t{1} << nu_2;
-  static constexpr std::uint64_t num_pts = dim0 * dim_rest;  // plaintexts per instance
-  static constexpr std::uint64_t num_items = num_pts * items_per_pt;  // capacity
+  static constexpr std::uint64_t num_pts = dim0 * dim_rest;  // plaintexts per instance (hypercube)
+  /// first-dimension rows the database stores: plaintext pt sits at row pt >> nu_2, so the
+  /// ceil(num_records / items_per_pt) plaintexts holding records fill the first rows_stored rows;
+  /// the rows after them are zero plaintexts, neither stored nor multiplied (FORMATS.md §3)
+  static constexpr std::uint64_t rows_needed =
+      detail::ceil_div(detail::ceil_div(P::num_records, items_per_pt), dim_rest);
+  static constexpr std::uint64_t rows_stored = rows_stored_of<P>(rows_needed < dim0 ? rows_needed : dim0);
+  static constexpr std::uint64_t stored_pts = rows_stored * dim_rest;  // plaintexts per instance stored
+  static constexpr std::uint64_t num_items = stored_pts * items_per_pt;  // capacity
 
   // ---- query expansion schedule -----------------------------------------------------------
   static constexpr std::uint64_t num_gsw_digits = std::uint64_t{nu_2} * P::t_gsw;
@@ -169,7 +185,7 @@ struct Derived {
   static constexpr std::uint64_t response_payload_bits =
       instances * d * (std::uint64_t{n} * P::q2_bits + std::uint64_t{n} * n * q1_bits);
   static constexpr std::uint64_t response_bytes = header_bytes + detail::ceil_div(response_payload_bits, 8);
-  static constexpr std::uint64_t db_words = instances * num_pts * n * n * d * num_primes;  // uint32 each
+  static constexpr std::uint64_t db_words = instances * stored_pts * n * n * d * num_primes;  // uint32 each
   static constexpr std::uint64_t preprocessed_db_bytes = header_bytes + 4 * db_words;
   static constexpr std::uint64_t client_state_bytes = header_bytes + seed_bytes;
 
@@ -221,7 +237,9 @@ struct Derived {
                     (instances == 1 || (instances - 1) * pt_bits < item_bits),
                 "instances must be max(1, ceil(8*db_item_size / plaintext bits))");
   static_assert(P::record_size >= 1 && P::record_size <= P::db_item_size, "record_size must be in [1, db_item_size]");
-  static_assert(P::num_records >= 1 && P::num_records <= num_items, "num_records exceeds the database capacity");
+  static_assert(P::num_records >= 1 && P::num_records <= num_pts * items_per_pt, "num_records exceeds the database capacity");
+  static_assert(rows_stored >= 1 && rows_stored <= dim0 && rows_stored >= rows_needed,
+                "rows_stored must be in [rows holding num_records, 2^nu_1]");
   static_assert(lazy_terms >= 1, "first-dimension accumulator bound");
 };
 

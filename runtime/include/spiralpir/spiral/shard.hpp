@@ -44,7 +44,8 @@ inline constexpr unsigned kMaxShardBits = 3;
 template <SpiralParams C, unsigned S>
 struct ShardComp : C {
   static constexpr unsigned nu_2 = C::nu_2 - S;
-  static constexpr std::uint64_t num_records = (std::uint64_t{1} << (C::nu_1 + C::nu_2 - S)) * Derived<C>::items_per_pt;
+  // every shard stores C's rows (its columns j ≡ index mod 2^S of each)
+  static constexpr std::uint64_t num_records = (Derived<C>::rows_stored << (C::nu_2 - S)) * Derived<C>::items_per_pt;
   using wire_params = ShardComp;
 };
 

@@ -138,7 +138,8 @@ struct ServerStages {
 
   /// Coefficient expansion: returns (first-dimension cts [buckets·dim0], GSW-digit cts
   /// [buckets·nu_2·t_gsw]), bucket g's at [g·dim0, (g+1)·dim0) and [g·digits, (g+1)·digits)
-  /// (buckets ≤ D::query_buckets; 1 = the first bucket only, the plain query).
+  /// (buckets ≤ D::query_buckets; 1 = the first bucket only, the plain query). With one bucket
+  /// the cts of rows ≥ D::rows_stored are zero (not expanded: the first dimension skips them).
   /// Round r turns each live ct j < 2^r into j and j + 2^r. Tasks are (ct, residue) pairs, the
   /// right-gadget cts (t_exp_right digits, the costly ones) first: the early rounds have only 1,
   /// 2, 4 cts, so splitting by residue is what keeps every thread busy there.
@@ -152,7 +153,9 @@ struct ServerStages {
                           std::to_string(D::query_buckets));
     const std::size_t n_first = buckets * D::dim0, n_digits = buckets * D::num_gsw_digits;
     const std::size_t total = std::size_t{1} << D::rounds;
-    const std::size_t limit_even = 2 * n_first, limit_odd = 2 * n_digits;
+    // one bucket: no selector for the rows past the stored ones (their plaintexts are zero), so
+    // those leaves of the even branch are never computed and come out as zero cts
+    const std::size_t limit_even = 2 * (buckets == 1 ? std::size_t{D::rows_stored} : n_first), limit_odd = 2 * n_digits;
     // cts are allocated when they become live, by the tasks (no serial allocation of them all)
     std::vector<std::optional<RegevCt<R>>> cur(total);
     std::vector<char> live(total, 0);
@@ -258,6 +261,10 @@ struct ServerStages {
         const std::size_t i = task - digits.size();
         if (!split.owns(i)) return;
         MatN m(n + 1, n);
+        if (i % D::dim0 >= D::rows_stored) {  // a row the database does not store: never read
+          first_mats[i] = std::move(m);
+          return;
+        }
         gadget_decompose_ntt_into<R>(first[i].a, D::bits_conv, P::t_conv, dig.data(), 1);
         to_ntt_into(first[i].b, b_ntt);
         scal_to_mat_into(dig.data(), b_ntt, pp, m, [](unsigned c) { return std::size_t{c}; });

@@ -51,7 +51,7 @@ struct PackComp : P {
   static constexpr unsigned n = 1;
   static constexpr std::uint64_t instances = P::instances * P::n * P::n;
   static constexpr std::uint64_t db_item_size = P::instances * (Derived<P>::pt_bits / 8);
-  static constexpr std::uint64_t num_records = Derived<P>::num_pts;
+  static constexpr std::uint64_t num_records = Derived<P>::stored_pts;  // so C stores P's rows
   static constexpr std::uint64_t record_size = db_item_size;
   using wire_params = P;
 };

@@ -54,7 +54,8 @@ class NoiseMeter : public StageObserver<P> {
 
   void on_expansion(const std::vector<RegevCt<R>>& first, const std::vector<RegevCt<R>>& digits) override {
     NoiseStat a, b;
-    for (std::size_t i = 0; i < first.size(); ++i)
+    // rows past the stored ones are neither expanded nor converted (zero cts, no noise to measure)
+    for (std::size_t i = 0; i < first.size() && i < D::rows_stored; ++i)
       scalar_noise(first[i], i == loc_.i ? D::delta : u128{0}, a);
     for (std::size_t g = 0; g < digits.size(); ++g) scalar_noise(digits[g], gsw_message(g), b);
     stats_.emplace_back("expansion", a);
@@ -63,7 +64,7 @@ class NoiseMeter : public StageObserver<P> {
 
   void on_conversion(const std::vector<MatN>& first_mats, const std::vector<MatN>& gsw) override {
     NoiseStat a, b;
-    for (std::size_t i = 0; i < first_mats.size(); ++i) {
+    for (std::size_t i = 0; i < first_mats.size() && i < D::rows_stored; ++i) {
       for (unsigned col = 0; col < P::n; ++col)
         for (unsigned row = 0; row < P::n; ++row) {
           Pc expect;
