@@ -7,7 +7,8 @@ re-encodes the changed plaintexts in the *other* one once the answers still runn
 (started before the previous switch) have finished, then makes it active in one step under the
 lock. That buffer also catches up with the previous batch, which it missed while it was
 answering. So no answer reads a half-written plaintext and none waits for an update: the
-price is twice the database's memory (runtime/README.md, "Live updates").
+price is twice the database's memory (runtime/README.md, "Live updates"). The encoding is paced
+while answers run (encode_pace.py), so that it does not slow them down.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from spiralpir.optimizer.errors import SpiralpirError
+from spiralpir.optimizer.service import encode_pace
 from spiralpir.optimizer.service.binding import ServerDb
 
 
@@ -72,10 +74,13 @@ class LiveDb:
                     self._cond.notify_all()
 
     def publish(self, records: Any, num_records: int, record_size: int, plaintexts: list[int],
-                version: int, threads: int = 1) -> float:
+                version: int, threads: int = 1, until: float = 0.0) -> tuple[float, float]:
         """Make ``version`` visible: the records (all of them, already holding the batch)
         re-encoded at ``plaintexts`` in the inactive buffer, which then becomes the active
-        one. One caller at a time. Returns the seconds waited for answers to leave it."""
+        one. While answers run, the encoding is spread until ``time.perf_counter()`` reads
+        ``until`` (encode_pace.py; a past time: flat out). One caller at a time. Returns the
+        seconds waited for answers to leave the inactive buffer and the seconds slept between
+        chunks."""
         if not self.updatable:
             raise SpiralpirError("this server's database is read-only (serve "
                                  "--admin-token-file enables updates)")
@@ -86,9 +91,14 @@ class LiveDb:
             waited = time.perf_counter() - start
             catch_up = sorted(set(self._lag) | set(plaintexts))
         # no answer starts on the spare buffer: answers pick the active one
+        pacer = encode_pace.Pacer(len(catch_up), until)
         try:
-            self._bufs[spare].update_records(records, num_records, record_size, catch_up,
-                                             threads)
+            done = 0
+            for chunk in encode_pace.chunks(catch_up, encode_pace.CHUNK_PLAINTEXTS):
+                self._bufs[spare].update_records(records, num_records, record_size, chunk,
+                                                 threads)
+                done += len(chunk)
+                pacer.after(done, self._answering())
         except BaseException:
             with self._cond:  # whatever it wrote is redone by the next update
                 self._lag = catch_up
@@ -97,7 +107,11 @@ class LiveDb:
             self._active = spare
             self._version = version
             self._lag = list(plaintexts)
-        return waited
+        return waited, pacer.slept
+
+    def _answering(self) -> bool:
+        with self._cond:
+            return self._readers[self._active] > 0
 
     def close(self) -> None:
         for buf in self._bufs:
