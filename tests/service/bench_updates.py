@@ -45,6 +45,21 @@ def phase_name(pace: float, size: int) -> str:
     return f"updating {size} at pace {pace:g}"
 
 
+def slowest(spans: list[tuple[float, float]], windows: list[tuple[str, float, float]],
+            count: int = 3) -> list[dict[str, Any]]:
+    """The ``count`` slowest answers and the share of each one's time that each update step
+    (parse, journal commit, publish = wait + encoding, records file) ran in."""
+    out = []
+    for a, b in sorted(spans, key=lambda ab: ab[0] - ab[1])[:count]:
+        overlap: dict[str, float] = {}
+        for step, lo, hi in windows:
+            cut = min(b, hi) - max(a, lo)
+            if cut > 0:
+                overlap[step] = overlap.get(step, 0.0) + cut / (b - a)
+        out.append({"seconds": b - a, "overlap": overlap})
+    return out
+
+
 def percentile(xs: list[float], q: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else float("nan")
@@ -58,6 +73,7 @@ class Querier:
         self.rng = random.Random(seed)
         self.phase = "warmup"
         self.latency: dict[str, list[float]] = {}
+        self.spans: dict[str, list[tuple[float, float]]] = {}  # (start, end) of each answer
         self.wrong = 0
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self.loop)
@@ -77,6 +93,7 @@ class Querier:
                 self.wrong += 1
             if phase == self.phase:  # whole query inside one phase
                 self.latency.setdefault(phase, []).append(dt)
+                self.spans.setdefault(phase, []).append((t0, t0 + dt))
         keys.close()
 
 
@@ -136,6 +153,8 @@ def main() -> None:
         phases = [(pace, size) for pace in args.paces for size in SIZES]
         results: dict[str, list[dict[str, Any]]] = {phase_name(*ph): [] for ph in phases}
         checkpoints: dict[str, list[float]] = {phase_name(*ph): [] for ph in phases}
+        windows: dict[str, list[tuple[str, float, float]]] = {phase_name(*ph): []
+                                                              for ph in phases}
         try:
             time.sleep(3.0)  # warm-up: the first answers fault pages in
             for _ in range(args.rounds):
@@ -155,9 +174,15 @@ def main() -> None:
                             start = time.perf_counter()
                             batch = changes.parse(text, "bench", n, rs)  # as the server does
                             oracle.add(updater.version + 1, batch.values)
+                            applied = time.perf_counter()
                             rep = updater.apply(batch)
                             total = time.perf_counter() - start
                             s = rep.seconds
+                            windows[name].append(("parse", start, applied))
+                            at = applied
+                            for step in ("commit", "publish", "records_file"):
+                                windows[name].append((step, at, at + s[step]))
+                                at += s[step]
                             results[name].append({
                                 "records": size, "plaintexts": rep.plaintexts,
                                 "seconds": total, "visible": s["commit"] + s["publish"],
@@ -189,7 +214,8 @@ def main() -> None:
             "visible_seconds_median": statistics.median(r["visible"] for r in runs),
             "visible_seconds_max": max(r["visible"] for r in runs),
             "steps_median": steps,
-            "checkpoint_seconds": checkpoints[name]}
+            "checkpoint_seconds": checkpoints[name],
+            "slowest_answers": slowest(q.spans.get(name, []), windows[name])}
     if args.json:
         print(json.dumps(out, indent=1, sort_keys=True))
         return
@@ -206,7 +232,11 @@ def main() -> None:
               + f"; queries meanwhile: {lat.get('count', 0)}, p50 {lat.get('p50', 0):.3f} s, "
               f"p99 {lat.get('p99', 0):.3f} s ({ratio:.2f}x idle); store checkpoint after the "
               "phase "
-              + ", ".join(f"{c:.2f} s" for c in u["checkpoint_seconds"]))
+              + ", ".join(f"{c:.2f} s" for c in u["checkpoint_seconds"])
+              + "; slowest answers overlapped " + "; ".join(
+                  f"{a['seconds']:.3f} s: " + (", ".join(f"{k} {v:.0%}" for k, v in
+                                                         a["overlap"].items()) or "nothing")
+                  for a in u["slowest_answers"]))
 
 
 if __name__ == "__main__":
