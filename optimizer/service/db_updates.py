@@ -5,8 +5,9 @@
      new values and their fingerprint is computed;
   2. the journal (update_journal.py) is committed: from here the new version survives a kill;
   3. a live server's inactive buffer is re-encoded at the changed plaintexts and switched in
-     (live_db.py): the version is visible; while answers run, the encoding is spread until
-     ``len(batch) / pace`` seconds after the apply began (encode_pace.py);
+     (live_db.py): the version is visible; then the other buffer is brought to it; while
+     answers run, the encoding is spread until ``len(batch) / pace`` seconds after the apply
+     began (encode_pace.py);
   4. the records file is patched in place (fsynced);
   5. at a checkpoint (Updater: after every batch, or every few seconds on a live server) the
      store: the changed plaintexts' words written in place (encoded into the file, or whole
@@ -293,9 +294,9 @@ class Updater:
         lap("commit")
         plaintexts = batch.plaintexts(f.items_per_plaintext)
         if self.live is not None:
-            secs["wait"], secs["paced"] = self.live.publish(
+            secs.update(self.live.publish(
                 r.data, r.num_records, r.record_size, plaintexts, self.version, self.threads,
-                encode_pace.deadline(began, len(batch), self.pace))
+                encode_pace.deadline(began, len(batch), self.pace)))
             lap("publish")
         update_journal.write_records(f.db_path, batch.values, f.file_record_size)
         lap("records_file")

@@ -185,7 +185,7 @@ def main() -> None:
                                 at += s[step]
                             results[name].append({
                                 "records": size, "plaintexts": rep.plaintexts,
-                                "seconds": total, "visible": s["commit"] + s["publish"],
+                                "seconds": total, "visible": s["commit"] + s["switch"],
                                 "steps": s})
                         # the store checkpoint serve runs every 10 s, here once per phase
                         q.phase = f"checkpoint {name}"

@@ -5,6 +5,7 @@ build of the new records holds."""
 from __future__ import annotations
 
 import random
+import threading
 import time
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.service import changes, db_updates, encode_pace
 from spiralpir.optimizer.service import records as database
 from spiralpir.optimizer.service.binding import Build, ServerDb
+from spiralpir.optimizer.service.live_db import LiveDb
 from spiralpir.optimizer.service.pir_server import PirServer
 
 
@@ -74,6 +76,12 @@ def test_chunks_cover_the_items_in_order() -> None:
         encode_pace.chunks(items, 0)
 
 
+def _pin_active(live: LiveDb, stop: threading.Event) -> None:
+    while not stop.is_set():
+        with live.reading():
+            time.sleep(0.005)
+
+
 def _words(db: ServerDb) -> bytes:
     return bytes(db.words_view())
 
@@ -81,10 +89,9 @@ def _words(db: ServerDb) -> bytes:
 def test_paced_chunked_publish_equals_a_fresh_build(demo_inst: builder.Instance,
                                                      tmp_path: Path, rng: random.Random,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    """Batches of ~150 plaintexts are encoded 8 at a time (and the spare buffer's catch-up with
-    the previous batch with them); with an answer holding the active buffer the encoding is
-    spread over the batch's budget, without one it is not. After each batch the answering
-    buffer equals a fresh build of the records."""
+    """Batches of ~150 plaintexts are encoded 8 at a time into each buffer in turn; with
+    answers running on the active buffer the encoding is spread over the batch's budget, without
+    one it is not. After each batch both buffers equal a fresh build of the records."""
     monkeypatch.setattr(encode_pace, "CHUNK_PLAINTEXTS", 8)
     build = Build(demo_inst)
     rs, n = build.record_size, build.num_records
@@ -110,11 +117,18 @@ def test_paced_chunked_publish_equals_a_fresh_build(demo_inst: builder.Instance,
             batch = changes.parse(text, "batch", n, rs)
             answering = round_ != 1
             start = time.perf_counter()
-            if answering:  # an answer runs on the active buffer the whole time
-                with srv.live.reading():
-                    report = updater.apply(batch)
-            else:
+            stop = threading.Event()
+            # "answers" of 5 ms one after the other on whichever buffer is active: the
+            # encoding nearly always finds one running, and each buffer is soon left
+            pinner = threading.Thread(target=_pin_active, args=(srv.live, stop))
+            if answering:
+                pinner.start()
+            try:
                 report = updater.apply(batch)
+            finally:
+                stop.set()
+                if answering:
+                    pinner.join()
             took = time.perf_counter() - start
             assert report.plaintexts > 8 * 10
             if answering:
@@ -122,7 +136,10 @@ def test_paced_chunked_publish_equals_a_fresh_build(demo_inst: builder.Instance,
             else:
                 assert report.seconds["paced"] == 0
             fresh.load_records(bytearray(data), n, rs)
-            assert _words(srv.live.db) == _words(fresh), f"batch {round_ + 1}"
+            want = _words(fresh)
+            assert report.seconds["switch"] < took
+            for k, buf in enumerate(srv.live._bufs):  # both: the next batch finds either ready
+                assert _words(buf) == want, f"batch {round_ + 1}, buffer {k}"
     finally:
         fresh.close()
         srv.live.close()
