@@ -5,7 +5,9 @@
      new values and their fingerprint is computed;
   2. the journal (update_journal.py) is committed: from here the new version survives a kill;
   3. a live server's inactive buffer is re-encoded at the changed plaintexts and switched in
-     (live_db.py): the version is visible;
+     (live_db.py): the version is visible; then the other buffer is brought to it; while
+     answers run, the encoding is spread until ``len(batch) / pace`` seconds after the apply
+     began (encode_pace.py);
   4. the records file is patched in place (fsynced);
   5. at a checkpoint (Updater: after every batch, or every few seconds on a live server) the
      store: the changed plaintexts' words written in place (encoded into the file, or whole
@@ -29,7 +31,7 @@ from typing import Any
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.params import sizes
 from spiralpir.optimizer.params.parameters import Parameters
-from spiralpir.optimizer.service import binding, store, update_journal
+from spiralpir.optimizer.service import binding, encode_pace, store, update_journal
 from spiralpir.optimizer.service import records as database
 from spiralpir.optimizer.service.binding import Build
 from spiralpir.optimizer.service.changes import ChangeBatch
@@ -166,12 +168,18 @@ class Updater:
     ``store_every`` is 0 (offline), else by ``checkpoint()`` (a live server: every
     ``store_every`` seconds, on a thread of its own, and at shutdown), so one pass over the
     store serves all the batches since the last one. Until then the journal holds every change
-    since the checkpoint, merged, and the store's trailer of that checkpoint."""
+    since the checkpoint, merged, and the store's trailer of that checkpoint. A live server's
+    re-encoding is paced to ``pace`` record updates/s while answers run (0: flat out)."""
 
     def __init__(self, files: DbFiles, version: int, live: LiveDb | None = None,
                  threads: int = 1, log: Log | None = None, sync_store: bool = True,
-                 store_every: float = 0.0, max_pending: int = 1 << 18) -> None:
+                 store_every: float = 0.0, max_pending: int = 1 << 18,
+                 pace: float = encode_pace.DEFAULT_RATE) -> None:
+        if pace < 0:
+            raise SpiralpirError(f"Updater: pace {pace} record updates/s must be >= 0 (0: no "
+                                 "pacing)")
         self.files = files
+        self.pace = pace
         self.sync_store = sync_store
         self.version = version
         self.live = live
@@ -262,7 +270,7 @@ class Updater:
         if batch.record_size != f.file_record_size:
             raise SpiralpirError(f"changes of {batch.record_size}-byte values for a file of "
                                  f"{f.file_record_size}-byte records")
-        clock = time.perf_counter()
+        began = clock = time.perf_counter()
         secs: dict[str, float] = {}
 
         def lap(step: str) -> None:
@@ -286,8 +294,9 @@ class Updater:
         lap("commit")
         plaintexts = batch.plaintexts(f.items_per_plaintext)
         if self.live is not None:
-            secs["wait"] = self.live.publish(r.data, r.num_records, r.record_size, plaintexts,
-                                             self.version, self.threads)
+            secs.update(self.live.publish(
+                r.data, r.num_records, r.record_size, plaintexts, self.version, self.threads,
+                encode_pace.deadline(began, len(batch), self.pace)))
             lap("publish")
         update_journal.write_records(f.db_path, batch.values, f.file_record_size)
         lap("records_file")

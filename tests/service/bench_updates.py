@@ -2,7 +2,9 @@
 continuously (one client thread, every answer checked against the raw bytes of the version its
 response names) while batches of 1, 1,000 and 100,000 random records are applied by the same
 Updater `serve --admin-token-file` runs (in process, without HTTP). Phases alternate: idle
-queries, then updates of each size, so machine noise hits both.
+queries, then updates of each size, so machine noise hits both; each round does that once per
+pace of the re-encoding (``--paces``: by default flat out, as before pacing existed, and the
+server's default), so the paces are compared under the same noise.
 
 Prints per batch size: record updates per second (whole apply: journal, double buffer, records
 file), time until visible (apply start to the switch of the answering buffer), the steps'
@@ -10,7 +12,7 @@ seconds, query latency p50/p99 while updates run against idle, and the seconds o
 checkpoint after each phase (serve makes one every 10 s, whatever the number of batches).
 
     python3 tests/service/bench_updates.py [--build generated/spiral_2e20x256b] [--rounds 2]
-        [--threads 1] [--update-threads 1] [--json]
+        [--threads 1] [--update-threads 1] [--paces 0,15000] [--json]
 
 Goals: >= 10^4 record updates/s on one core, a 1,000-record batch visible within 1 s, query p99
 during updates within 1.2x of idle.
@@ -30,13 +32,32 @@ from pathlib import Path
 from typing import Any
 
 from spiralpir.optimizer.build import builder
-from spiralpir.optimizer.service import changes, db_updates
+from spiralpir.optimizer.service import changes, db_updates, encode_pace
 from spiralpir.optimizer.service import records as database
 from spiralpir.optimizer.service.binding import Build, ClientKeys
 from spiralpir.optimizer.service.pir_server import PirServer
 
 REPO = Path(__file__).resolve().parents[2]
 SIZES = (1, 1000, 100_000)
+
+
+def phase_name(pace: float, size: int) -> str:
+    return f"updating {size} at pace {pace:g}"
+
+
+def slowest(spans: list[tuple[float, float]], windows: list[tuple[str, float, float]],
+            count: int = 3) -> list[dict[str, Any]]:
+    """The ``count`` slowest answers and the share of each one's time that each update step
+    (parse, journal commit, publish = wait + encoding, records file) ran in."""
+    out = []
+    for a, b in sorted(spans, key=lambda ab: ab[0] - ab[1])[:count]:
+        overlap: dict[str, float] = {}
+        for step, lo, hi in windows:
+            cut = min(b, hi) - max(a, lo)
+            if cut > 0:
+                overlap[step] = overlap.get(step, 0.0) + cut / (b - a)
+        out.append({"seconds": b - a, "overlap": overlap})
+    return out
 
 
 def percentile(xs: list[float], q: float) -> float:
@@ -52,6 +73,7 @@ class Querier:
         self.rng = random.Random(seed)
         self.phase = "warmup"
         self.latency: dict[str, list[float]] = {}
+        self.spans: dict[str, list[tuple[float, float]]] = {}  # (start, end) of each answer
         self.wrong = 0
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self.loop)
@@ -71,6 +93,7 @@ class Querier:
                 self.wrong += 1
             if phase == self.phase:  # whole query inside one phase
                 self.latency.setdefault(phase, []).append(dt)
+                self.spans.setdefault(phase, []).append((t0, t0 + dt))
         keys.close()
 
 
@@ -102,6 +125,10 @@ def main() -> None:
     ap.add_argument("--update-threads", type=int, default=1, help="encoding threads of updates")
     ap.add_argument("--idle-seconds", type=float, default=8.0)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--paces", type=lambda t: [float(x) for x in t.split(",")],
+                    default=[0.0, encode_pace.DEFAULT_RATE],
+                    help="record updates/s the re-encoding is paced to while answers run, "
+                         "comma-separated, alternated each round (0: flat out)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     rng = random.Random(args.seed)
@@ -123,36 +150,50 @@ def main() -> None:
               "(preprocess, save the store, two in-memory buffers)", flush=True)
         q = Querier(srv, build, oracle, rng.randrange(1 << 30))
         q.thread.start()
-        results: dict[str, list[dict[str, Any]]] = {str(s): [] for s in SIZES}
-        checkpoints: dict[str, list[float]] = {str(s): [] for s in SIZES}
+        phases = [(pace, size) for pace in args.paces for size in SIZES]
+        results: dict[str, list[dict[str, Any]]] = {phase_name(*ph): [] for ph in phases}
+        checkpoints: dict[str, list[float]] = {phase_name(*ph): [] for ph in phases}
+        windows: dict[str, list[tuple[str, float, float]]] = {phase_name(*ph): []
+                                                              for ph in phases}
         try:
             time.sleep(3.0)  # warm-up: the first answers fault pages in
             for _ in range(args.rounds):
-                q.phase = "idle"
-                time.sleep(args.idle_seconds)
-                for size in SIZES:
-                    repeats = {1: 20, 1000: 5, 100_000: 1}[size]
-                    texts = ["\n".join(f'{{"index": {i}, "value_hex": "{rng.randbytes(rs).hex()}"}}'
-                                       for i in rng.sample(range(n), size))
-                             for _ in range(repeats)]  # made before the phase: not measured
-                    q.phase = f"updating {size}"
-                    for text in texts:
+                for pace in args.paces:  # alternated, so machine noise hits every pace
+                    q.phase = "idle"
+                    time.sleep(args.idle_seconds)
+                    updater.pace = pace
+                    for size in SIZES:
+                        name = phase_name(pace, size)
+                        repeats = {1: 20, 1000: 5, 100_000: 1}[size]
+                        texts = ["\n".join(f'{{"index": {i}, "value_hex": '
+                                           f'"{rng.randbytes(rs).hex()}"}}'
+                                           for i in rng.sample(range(n), size))
+                                 for _ in range(repeats)]  # made before the phase: not measured
+                        q.phase = name
+                        for text in texts:
+                            start = time.perf_counter()
+                            batch = changes.parse(text, "bench", n, rs)  # as the server does
+                            oracle.add(updater.version + 1, batch.values)
+                            applied = time.perf_counter()
+                            rep = updater.apply(batch)
+                            total = time.perf_counter() - start
+                            s = rep.seconds
+                            windows[name].append(("parse", start, applied))
+                            at = applied
+                            for step in ("commit", "publish", "records_file"):
+                                windows[name].append((step, at, at + s[step]))
+                                at += s[step]
+                            results[name].append({
+                                "records": size, "plaintexts": rep.plaintexts,
+                                "seconds": total, "visible": s["commit"] + s["switch"],
+                                "steps": s})
+                        # the store checkpoint serve runs every 10 s, here once per phase
+                        q.phase = f"checkpoint {name}"
                         start = time.perf_counter()
-                        batch = changes.parse(text, "bench", n, rs)  # as the server does
-                        oracle.add(updater.version + 1, batch.values)
-                        rep = updater.apply(batch)
-                        total = time.perf_counter() - start
-                        s = rep.seconds
-                        results[str(size)].append({
-                            "records": size, "plaintexts": rep.plaintexts, "seconds": total,
-                            "visible": s["commit"] + s["publish"], "steps": s})
-                    # the store checkpoint serve runs every 10 s, here once per phase
-                    q.phase = f"checkpoint {size}"
-                    start = time.perf_counter()
-                    updater.checkpoint()
-                    checkpoints[str(size)].append(time.perf_counter() - start)
-                    q.phase = "between"
-                    time.sleep(1.0)
+                        updater.checkpoint()
+                        checkpoints[name].append(time.perf_counter() - start)
+                        q.phase = "between"
+                        time.sleep(1.0)
         finally:
             q.stop.set()
             q.thread.join()
@@ -161,11 +202,11 @@ def main() -> None:
                                            "p99": percentile(v, 0.99)}
                                        for k, v in q.latency.items()},
                            "updates": {}}
-    for size, runs in results.items():
+    for name, runs in results.items():
         secs = [r["seconds"] for r in runs]
         steps = {k: statistics.median(r["steps"].get(k, 0.0) for r in runs)
                  for k in runs[0]["steps"]}
-        out["updates"][size] = {
+        out["updates"][name] = {
             "batches": len(runs), "plaintexts_median": statistics.median(r["plaintexts"]
                                                                         for r in runs),
             "updates_per_second": sum(r["records"] for r in runs) / sum(secs),
@@ -173,22 +214,29 @@ def main() -> None:
             "visible_seconds_median": statistics.median(r["visible"] for r in runs),
             "visible_seconds_max": max(r["visible"] for r in runs),
             "steps_median": steps,
-            "checkpoint_seconds": checkpoints[size]}
+            "checkpoint_seconds": checkpoints[name],
+            "slowest_answers": slowest(q.spans.get(name, []), windows[name])}
     if args.json:
         print(json.dumps(out, indent=1, sort_keys=True))
         return
     idle = out["queries"].get("idle", {})
     print(f"queries idle: {idle.get('count')} answers, p50 {idle.get('p50', 0):.3f} s, "
           f"p99 {idle.get('p99', 0):.3f} s; wrong answers: {q.wrong}")
-    for size, u in out["updates"].items():
-        lat = out["queries"].get(f"updating {size}", {})
-        print(f"batches of {size}: {u['updates_per_second']:,.0f} record updates/s, apply "
+    for name, u in out["updates"].items():
+        lat = out["queries"].get(name, {})
+        ratio = lat.get("p99", 0) / idle.get("p99", float("nan"))
+        print(f"{name}: {u['updates_per_second']:,.0f} record updates/s, apply "
               f"{u['seconds_median']:.3f} s, visible after {u['visible_seconds_median']:.3f} s "
               f"(max {u['visible_seconds_max']:.3f}), {u['plaintexts_median']:.0f} plaintexts; "
               "steps " + ", ".join(f"{k} {v:.3f}" for k, v in u["steps_median"].items())
               + f"; queries meanwhile: {lat.get('count', 0)}, p50 {lat.get('p50', 0):.3f} s, "
-              f"p99 {lat.get('p99', 0):.3f} s; store checkpoint after the phase "
-              + ", ".join(f"{c:.2f} s" for c in u["checkpoint_seconds"]))
+              f"p99 {lat.get('p99', 0):.3f} s ({ratio:.2f}x idle); store checkpoint after the "
+              "phase "
+              + ", ".join(f"{c:.2f} s" for c in u["checkpoint_seconds"])
+              + "; slowest answers overlapped " + "; ".join(
+                  f"{a['seconds']:.3f} s: " + (", ".join(f"{k} {v:.0%}" for k, v in
+                                                         a["overlap"].items()) or "nothing")
+                  for a in u["slowest_answers"]))
 
 
 if __name__ == "__main__":
