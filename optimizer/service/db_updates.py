@@ -293,11 +293,15 @@ class Updater:
         self._pending = pending
         lap("commit")
         plaintexts = batch.plaintexts(f.items_per_plaintext)
-        if self.live is not None:
-            secs.update(self.live.publish(
-                r.data, r.num_records, r.record_size, plaintexts, self.version, self.threads,
-                encode_pace.deadline(began, len(batch), self.pace)))
-            lap("publish")
-        update_journal.write_records(f.db_path, batch.values, f.file_record_size)
+        try:
+            if self.live is not None:
+                secs.update(self.live.publish(
+                    r.data, r.num_records, r.record_size, plaintexts, self.version,
+                    self.threads, encode_pace.deadline(began, len(batch), self.pace)))
+                lap("publish")
+        finally:
+            # the journal holds the batch from here on: the records file follows it even when
+            # publishing fails, since the next checkpoint empties the journal
+            update_journal.write_records(f.db_path, batch.values, f.file_record_size)
         lap("records_file")
         return UpdateReport(self.version, len(batch), len(plaintexts), False, secs)

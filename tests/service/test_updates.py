@@ -204,6 +204,33 @@ def test_recovery_finishes_a_committed_batch(demo_inst: builder.Instance, tmp_pa
         assert v == 1 and keys.decode(i, resp, rs) == bytes(data[i * rs : (i + 1) * rs])
 
 
+def test_records_file_follows_the_journal_when_publishing_fails(
+        demo_inst: builder.Instance, tmp_path: Path, rng: random.Random,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batch whose journal is committed reaches the records file even when publishing it to
+    the answering buffers fails, so the checkpoint that empties the journal loses nothing."""
+    build = Build(demo_inst)
+    rs, n = build.record_size, build.num_records
+    db, pre = tmp_path / "db.bin", tmp_path / "db.pre"
+    data = _raw_db(db, build, rng)
+    files, fitted, version = _open(build, db, pre)
+    srv = PirServer(build, fitted, preprocessed=pre, threads=1, progress=False,
+                    version=version, updatable=True, log=lambda m: None)
+    assert srv.live is not None
+    updater = db_updates.Updater(files, version, srv.live)
+    text = "\n".join(f'{{"index": {i}, "value": "new{i}"}}' for i in rng.sample(range(n), 40))
+    update_torture.oracle_apply(data, text, rs)
+
+    def fail(*args: object, **kwargs: object) -> None:
+        raise MemoryError("out of memory while encoding")
+
+    monkeypatch.setattr(srv.live, "publish", fail)
+    with pytest.raises(MemoryError):
+        updater.apply(changes.parse(text, "c", n, rs))
+    assert db.read_bytes() == bytes(data)
+    srv.live.close()
+
+
 def test_deferred_store_checkpoint(demo_inst: builder.Instance, tmp_path: Path,
                                    rng: random.Random) -> None:
     """With the store brought up to date only at checkpoints, the journal holds every change
