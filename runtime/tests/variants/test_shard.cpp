@@ -141,6 +141,19 @@ TEST(Shard, PackByteIdentical) { check_all_splits<insecure_pack_2e20x256b_ci>();
 TEST(Shard, StreamPackByteIdentical) { check_all_splits<insecure_streampack_2e20x256b_ci>(); }
 TEST(Shard, TernaryEightShardsByteIdentical) { check_all_splits<insecure_ternary_n1_ci>(3, 1); }
 
+/// 711 records of 256 B fill 6 of the 16 first-dimension rows: every shard stores and sums those
+/// rows only, and a split preparation leaves the others' selectors unexpanded
+template <Variant v>
+struct shard_partial_rows_ci : insecure_spiral_2e20x256b_ci {
+  static constexpr Variant variant = v;
+  static constexpr std::uint64_t num_records = 711;
+};
+static_assert(Derived<shard_partial_rows_ci<Variant::spiral>>::rows_stored == 6);
+TEST(Shard, PartialRowsByteIdentical) { check_all_splits<shard_partial_rows_ci<Variant::spiral>>(); }
+TEST(Shard, StreamPackPartialRowsByteIdentical) {
+  check_all_splits<shard_partial_rows_ci<Variant::stream_pack>>();
+}
+
 TEST(Shard, SavedShardMapsAndAnswersTheSame) {
   using P = insecure_spiral_2e20x256b_ci;
   ShardFixture<P> f(test_rng_here("records"));
