@@ -30,7 +30,9 @@ def render(pl: Plan) -> str:
         f"(2^{p.log2_q:.1f}), width {p.noise_width:g}, {p.secret_distribution} secret",
         f"  plaintext   n = {p.n}, p = 2^{p.log2_p}, q1 = 4p, q2 = {p.q2} (2^{p.q2_bits})",
         f"  database    2^{p.nu_1} × 2^{p.nu_2} hypercube (nu_1 = {p.nu_1}, nu_2 = {p.nu_2}), "
-        f"{p.items_per_pt} record(s)/plaintext, {p.instances} instance(s)",
+        f"{p.items_per_pt} record(s)/plaintext, {p.instances} instance(s)"
+        + (f", {p.rows_stored} of {1 << p.nu_1} rows stored" if p.rows_stored < 1 << p.nu_1
+           else ""),
         f"  gadgets     t_gsw {p.t_gsw}, t_conv {p.t_conv}, t_exp_left {p.t_exp_left}, "
         f"t_exp_right {p.t_exp_right}",
         "",
