@@ -270,10 +270,14 @@ def _time_preparation(build: Any) -> tuple[int, float]:
     query: what split_pays weighs."""
     keys = ClientKeys.new(build.lib)
     pp = PublicParams(build.lib, keys.public_params())
-    query = keys.query(0)
-    start = time.perf_counter()
-    expanded = prepare_for_shards(pp, query, 1)
-    return len(expanded), time.perf_counter() - start
+    try:
+        query = keys.query(0)
+        start = time.perf_counter()
+        expanded = prepare_for_shards(pp, query, 1)
+        return len(expanded), time.perf_counter() - start
+    finally:  # the throwaway secret and parameters go now, not at garbage collection
+        pp.close()
+        keys.close()
 
 
 def _cause(exc: Exception) -> Any:
