@@ -2,6 +2,11 @@
 //   ntt_forward/<path>/<poly_len>/<bits>, ntt_inverse/<path>/<poly_len>/<bits>   one residue
 //   mul_add/<path>/2048/<bits>        acc = acc + a·b mod p over 2048 coefficients (reduced)
 //   mul_add_lazy/<path>/2048/<bits>   acc += a·b over 2048 coefficients (no reduction)
+//   reduce/<path>/2048/<bits>         2048 64-bit words → [0, p) (a key switch's final reduction)
+//   gadget/<path>/2048/<t>/<residues> the t digits of 2048 coefficients of SPIRAL's two-prime ring,
+//                                     for one residue or both (an expansion or conversion step)
+//   dot/<path>/2048/<m>/<k>           m lazy dot products of k terms over 2048 words (a key switch)
+//   automorph/2048                    τ_k of one residue (coefficients)
 // <path> ∈ {native, avx2, avx512} (only the ones this CPU/environment allows, and only primes
 // that path's kernels take); <bits> is the prime's bit length. Example: spiral_runtime_bench --benchmark_filter='ntt_forward/.*/2048/28'
 #include <benchmark/benchmark.h>
@@ -10,10 +15,14 @@
 #include <string>
 #include <vector>
 
-#include "spiralpir/core/aligned.hpp"
+#include "spiralpir/arith/automorphism.hpp"
+#include "spiralpir/arith/dot.hpp"
+#include "spiralpir/arith/gadget.hpp"
 #include "spiralpir/arith/modarith.hpp"
 #include "spiralpir/arith/ntt.hpp"
 #include "spiralpir/arith/pointwise.hpp"
+#include "spiralpir/arith/ring.hpp"
+#include "spiralpir/core/aligned.hpp"
 
 namespace {
 
@@ -69,6 +78,73 @@ void bench_mul_add(benchmark::State& st, Shape s, Path path, bool lazy) {
   st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * n));
 }
 
+void bench_reduce(benchmark::State& st, Shape s, Path path) {
+  constexpr std::size_t n = 2048;
+  auto src = random_words(n, ~std::uint64_t{0}, 5);
+  AlignedBuffer<std::uint64_t> a(n);
+  for (auto _ : st) {
+    std::copy(src.begin(), src.end(), a.begin());
+    reduce_words(a.data(), n, s.p, path);
+    benchmark::DoNotOptimize(a.data());
+    benchmark::ClobberMemory();
+  }
+  st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * n));
+}
+
+using SpiralRing = RingSpec<2048, 268369921ULL, 67104769ULL>;
+
+void bench_gadget(benchmark::State& st, Path path, unsigned t, bool both) {
+  constexpr std::size_t n = SpiralRing::poly_len;
+  constexpr GadgetWordRing ring = GadgetWordRing::of<SpiralRing>();
+  auto r0 = random_words(n, ring.p0, 6), r1 = random_words(n, ring.p1, 7);
+  std::vector<AlignedBuffer<std::uint64_t>> out(2 * t);
+  std::vector<std::uint64_t*> outs(2 * t, nullptr);
+  for (unsigned k = 0; k < t; ++k) {
+    out[2 * k] = AlignedBuffer<std::uint64_t>(n);
+    outs[2 * k] = out[2 * k].data();
+    if (both) {
+      out[2 * k + 1] = AlignedBuffer<std::uint64_t>(n);
+      outs[2 * k + 1] = out[2 * k + 1].data();
+    }
+  }
+  const unsigned bits = gadget_base_bits<SpiralRing>(t);
+  for (auto _ : st) {
+    gadget_decompose_words(ring, n, r0.data(), r1.data(), bits, t, outs.data(), path);
+    benchmark::ClobberMemory();
+  }
+  st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations()));
+}
+
+void bench_dot(benchmark::State& st, Path path, std::size_t m, std::size_t k) {
+  constexpr std::size_t n = 2048;
+  std::vector<AlignedBuffer<std::uint64_t>> dig, key, acc;
+  std::vector<const std::uint64_t*> dp, kp;
+  std::vector<std::uint64_t*> ap;
+  for (std::size_t j = 0; j < k; ++j) dig.push_back(random_words(n, 268369921ULL, 8 + static_cast<unsigned>(j)));
+  for (std::size_t j = 0; j < m * k; ++j) key.push_back(random_words(n, 268369921ULL, 99 + static_cast<unsigned>(j)));
+  for (std::size_t r = 0; r < m; ++r) acc.push_back(random_words(n, 1, 0));
+  for (auto& v : dig) dp.push_back(v.data());
+  for (auto& v : key) kp.push_back(v.data());
+  for (auto& v : acc) ap.push_back(v.data());
+  for (auto _ : st) {
+    dot_mac_lazy(m, ap.data(), dp.data(), kp.data(), k, n, path);  // sums wrap: only the time counts
+    benchmark::ClobberMemory();
+  }
+  st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations()));
+}
+
+void bench_automorph(benchmark::State& st) {
+  constexpr std::size_t n = 2048;
+  auto a = random_words(n, 268369921ULL, 9);
+  AlignedBuffer<std::uint64_t> out(n);
+  for (auto _ : st) {
+    automorph_residue(a.data(), out.data(), n / 2 + 1, n, 268369921ULL);  // round 1's k
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations()));
+}
+
 // Streaming read: bytes per second of one thread reading 64-bit words (a sum vectorised for
 // the widest instruction set the CPU has, as the first-dimension kernel reads). 1 GiB is far
 // larger than the last-level cache (the first dimension's memory traffic); the smaller sizes
@@ -100,8 +176,18 @@ void register_all() {
   for (std::size_t mib : {4, 16, 64, 1024})  // cache-resident sizes, then memory
     benchmark::RegisterBenchmark(("stream_read/" + std::to_string(mib)).c_str(), bench_stream_read, mib)
         ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("automorph/2048", bench_automorph);
   for (Path path : available_paths()) {
     const std::string pn = path_name(path);
+    for (unsigned t : {2u, 3u, 4u, 5u, 6u, 14u, 18u})
+      for (bool both : {false, true})
+        benchmark::RegisterBenchmark(("gadget/" + pn + "/2048/" + std::to_string(t) + (both ? "/2" : "/1")).c_str(),
+                                     bench_gadget, path, t, both);
+    if (path != Path::avx2)  // the lazy dot has native and AVX-512 kernels
+      for (std::size_t m : {2u, 3u})
+        for (std::size_t k : {2u, 4u, 5u, 6u, 10u, 14u, 18u})
+          benchmark::RegisterBenchmark(
+              ("dot/" + pn + "/2048/" + std::to_string(m) + "/" + std::to_string(k)).c_str(), bench_dot, path, m, k);
     for (const Shape& s : kShapes) {
       const std::string tail = pn + "/" + std::to_string(s.n) + "/" + std::to_string(bit_length(s.p));
       // A prime outside a vector kernel's range would silently time the native kernel: skip it.
@@ -113,6 +199,7 @@ void register_all() {
         benchmark::RegisterBenchmark(("mul_add/" + tail).c_str(), bench_mul_add, s, path, false);
         if (s.p < (1ULL << 32))
           benchmark::RegisterBenchmark(("mul_add_lazy/" + tail).c_str(), bench_mul_add, s, path, true);
+        benchmark::RegisterBenchmark(("reduce/" + tail).c_str(), bench_reduce, s, path);
       }
     }
   }

@@ -46,4 +46,23 @@ void pointwise_mul_add_lazy_avx2(std::uint64_t* acc, const std::uint64_t* a, con
   if (i < n) pointwise_mul_add_lazy_native(acc + i, a + i, b + i, n - i);
 }
 
+void reduce_words_avx2(std::uint64_t* a, std::size_t n, const Reduce32& rd) {
+  const __m256i p = _mm256_set1_epi64x(static_cast<long long>(rd.p));
+  const __m256i w = _mm256_set1_epi64x(static_cast<long long>(rd.w));
+  const __m256i ws = _mm256_set1_epi64x(static_cast<long long>(rd.w_shoup));
+  const __m256i m = _mm256_set1_epi64x(static_cast<long long>(rd.m));
+  std::size_t i = 0;
+  for (; i + 4 <= n; i += 4) {  // every intermediate below 2^34: csub's sign test holds
+    const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + i));
+    const __m256i h = _mm256_srli_epi64(x, 32);
+    const __m256i l = _mm256_and_si256(x, _mm256_set1_epi64x(0xFFFFFFFF));
+    const __m256i qh = _mm256_srli_epi64(_mm256_mul_epu32(h, ws), 32);
+    const __m256i rh = _mm256_sub_epi64(_mm256_mul_epu32(h, w), _mm256_mul_epu32(qh, p));
+    const __m256i ql = _mm256_srli_epi64(_mm256_mul_epu32(l, m), 32);
+    const __m256i rl = _mm256_sub_epi64(l, _mm256_mul_epu32(ql, p));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(a + i), csub(_mm256_add_epi64(csub(rh, p), csub(rl, p)), p));
+  }
+  for (; i < n; ++i) a[i] %= rd.p;
+}
+
 }  // namespace spiralpir::detail

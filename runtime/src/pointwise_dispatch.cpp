@@ -84,7 +84,25 @@ void pointwise_mul_add_lazy(std::uint64_t* acc, const std::uint64_t* a, const st
   mul_add_lazy(acc, a, b, n, require(path));
 }
 
-void reduce_words(std::uint64_t* a, std::size_t n, std::uint64_t p) {
+void reduce_words(std::uint64_t* a, std::size_t n, std::uint64_t p) { reduce_words(a, n, p, active_path()); }
+
+void reduce_words(std::uint64_t* a, std::size_t n, std::uint64_t p, Path path) {
+  if (p < (1ULL << 32)) {  // the vector kernels split words in 32-bit halves
+    switch (require(path)) {
+#ifdef SPIRALPIR_HAVE_AVX512
+      case Path::avx512:
+        detail::reduce_words_avx512(a, n, detail::Reduce32(p));
+        return;
+#endif
+#ifdef SPIRALPIR_HAVE_AVX2
+      case Path::avx2:
+        detail::reduce_words_avx2(a, n, detail::Reduce32(p));
+        return;
+#endif
+      default:
+        break;
+    }
+  }
   const Barrett64 br(p);
   for (std::size_t i = 0; i < n; ++i) a[i] = br.reduce(a[i]);
 }

@@ -11,6 +11,12 @@ Barrett30::Barrett30(std::uint64_t modulus) : p(modulus) {
   mu = static_cast<std::uint64_t>((static_cast<u128>(1) << (2 * L)) / modulus);
 }
 
+Reduce32::Reduce32(std::uint64_t modulus) : p(modulus) {
+  w = (std::uint64_t{1} << 32) % modulus;
+  w_shoup = (w << 32) / modulus;
+  m = (std::uint64_t{1} << 32) / modulus;
+}
+
 void pointwise_mul_native(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,
                           std::uint64_t p, bool accumulate) {
   if (p < (1ULL << 32)) {

@@ -274,6 +274,42 @@ TEST(KernelPaths, PointwiseAvx512) {
 }
 #endif
 
+// ---- reduction of 64-bit words ---------------------------------------------------------------
+
+using ReduceKernel = void (*)(u64*, std::size_t, const detail::Reduce32&);
+
+/// any 64-bit word → x mod p: random words (every bit length), the multiples of p and their
+/// neighbours near 2^32 and 2^64, and the extremes
+void check_reduce(const char* what, ReduceKernel kern) {
+  for (u64 p : {u64{2}, u64{3}, u64{7681}, prime(28, 16), u64{67104769}, u64{268369921}, prime(31, 16),
+                prime(32, 16)}) {
+    SCOPED_TRACE(std::string(what) + " p=" + std::to_string(p));
+    Vec v = test::random_below(1003, ~u64{0});
+    for (std::size_t i = 0; i < 300; ++i) v[i] >>= i % 64;  // short words too
+    const u64 top = ~u64{0} / p * p, mid = (u64{1} << 32) / p * p;
+    const u64 ext[] = {0, 1, p - 1, p, p + 1, 2 * p - 1, 2 * p, mid - 1, mid, mid + p - 1, (u64{1} << 32) - 1,
+                       u64{1} << 32, top - 1, top, ~u64{0}, ~u64{0} - 1, u64{1} << 63, (u64{1} << 63) - 1};
+    for (std::size_t i = 0; i < std::size(ext); ++i) v[400 + i] = ext[i];
+    Vec got = v;
+    kern(got.data(), got.size(), detail::Reduce32(p));
+    for (std::size_t i = 0; i < v.size(); ++i) ASSERT_EQ(got[i], v[i] % p) << "word " << i << " = " << v[i];
+  }
+}
+
+#ifdef SPIRALPIR_HAVE_AVX2
+TEST(KernelPaths, ReduceWordsAvx2) {
+  SPIRALPIR_REQUIRE_CPU(cpu_avx2(), "AVX2");
+  check_reduce("avx2", detail::reduce_words_avx2);
+}
+#endif
+
+#ifdef SPIRALPIR_HAVE_AVX512
+TEST(KernelPaths, ReduceWordsAvx512) {
+  SPIRALPIR_REQUIRE_CPU(cpu_avx512(), "AVX-512 F/DQ/BW/VL");
+  check_reduce("avx512", detail::reduce_words_avx512);
+}
+#endif
+
 // ---- lazy dot products -----------------------------------------------------------------------
 
 using DotKernel = void (*)(std::size_t, u64* const*, const u64* const*, const u64* const*, std::size_t,

@@ -5,7 +5,7 @@
 //   pointwise_mul_add(acc, a, b, n, p)     acc = acc + a·b mod p;  acc, a, b ∈ [0, p) → [0, p)
 //   pointwise_mul_add_lazy(acc, a, b, n)   acc += a·b with no reduction (p < 2^32): the caller
 //                                          bounds the number of terms by max_lazy_terms<R>()
-//   reduce_words(a, n, p)                  any 64-bit words → [0, p)
+//   reduce_words(a, n, p)                  any 64-bit words → [0, p) (vector paths: p < 2^32)
 //   each also takes an explicit Path (throws if unavailable); otherwise active_path().
 #pragma once
 
@@ -29,5 +29,6 @@ void pointwise_mul_add(std::uint64_t* acc, const std::uint64_t* a, const std::ui
                        std::uint64_t p, Path path);
 void pointwise_mul_add_lazy(std::uint64_t* acc, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,
                             Path path);
+void reduce_words(std::uint64_t* a, std::size_t n, std::uint64_t p, Path path);
 
 }  // namespace spiralpir

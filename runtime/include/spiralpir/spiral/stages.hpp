@@ -86,32 +86,30 @@ struct ServerStages {
     return ct;
   }
 
-  /// Residue i of the expansion step for one ct c: with ta = τ_k(c.a) (every residue; read only),
-  /// tau = τ_k(c) key-switched back to s_reg with key columns (ka(j), kb(j)), digits of base
-  /// 2^bits; then, residue i only, hi = x^{-half}·(c − tau) (when hi_a != nullptr) and c += tau.
-  /// Every write is to residue i, so the residues of one ct are independent tasks.
+  /// Residue i of the expansion step for one ct c: with dig[0..t) = residue i of the digits of
+  /// base 2^bits of ta = τ_k(c.a) (coefficients; transformed in place), tau = τ_k(c) key-switched
+  /// back to s_reg with key columns (ka(j), kb(j)); then, residue i only, hi = x^{-half}·(c − tau)
+  /// (when hi_a != nullptr) and c += tau. Every write is to residue i (and dig), so the residues
+  /// of one ct are independent tasks.
   template <class KA, class KB>
-  static void expand_step_residue(const Pc& ta, Pc& c_a, Pc& c_b, std::uint64_t k, unsigned bits, unsigned t,
+  static void expand_step_residue(std::uint64_t* const* dig, Pc& c_a, Pc& c_b, std::uint64_t k, unsigned t,
                                   std::size_t i, KA&& ka, KB&& kb, std::size_t half, std::uint64_t* hi_a,
                                   std::uint64_t* hi_b) {
     constexpr std::size_t d = R::poly_len;
     const std::uint64_t p = R::primes[i];
-    std::uint64_t* const dig = rlwe::scratch_words(0, std::size_t{t} * d + 3 * d);
-    std::uint64_t* const sa = dig + std::size_t{t} * d;  // τ_k(c.a) switched: the new a
-    std::uint64_t* const sb = sa + d;                     // τ_k(c.b) + key-switch part: the new b
+    std::uint64_t* const sa = rlwe::scratch_words(0, 3 * d);  // τ_k(c.a) switched: the new a
+    std::uint64_t* const sb = sa + d;                          // τ_k(c.b) + key-switch part: the new b
     std::uint64_t* const tmp = sb + d;
     std::vector<const std::uint64_t*> ptr(3 * std::size_t{t});  // digits, then [m·t + j] keys
-    std::vector<std::uint64_t*> dig_out(t);
+    const auto& tb = tables<R>();
     for (unsigned j = 0; j < t; ++j) {
-      dig_out[j] = dig + std::size_t{j} * d;
-      ptr[j] = dig_out[j];
+      ntt_forward(dig[j], tb.ntt[i]);
+      ptr[j] = dig[j];
       ptr[t + j] = ka(j).residue(i);
       ptr[2 * std::size_t{t} + j] = kb(j).residue(i);
     }
-    gadget_decompose_residue_ntt<R>(ta, bits, t, i, dig_out.data());
     std::uint64_t* acc[2] = {sa, sb};
     dot_residue<R, 2>(i, acc, t, ptr.data(), ptr.data() + t);
-    const auto& tb = tables<R>();
     ntt_inverse(sa, tb.ntt[i]);
     ntt_inverse(sb, tb.ntt[i]);
     automorph_residue(c_b.residue(i), tmp, k, d, p);
@@ -140,9 +138,10 @@ struct ServerStages {
   /// [buckets·nu_2·t_gsw]), bucket g's at [g·dim0, (g+1)·dim0) and [g·digits, (g+1)·digits)
   /// (buckets ≤ D::query_buckets; 1 = the first bucket only, the plain query). With one bucket
   /// the cts of rows ≥ D::rows_stored are zero (not expanded: the first dimension skips them).
-  /// Round r turns each live ct j < 2^r into j and j + 2^r. Tasks are (ct, residue) pairs, the
-  /// right-gadget cts (t_exp_right digits, the costly ones) first: the early rounds have only 1,
-  /// 2, 4 cts, so splitting by residue is what keeps every thread busy there.
+  /// Round r turns each live ct j < 2^r into j and j + 2^r, the right-gadget cts (t_exp_right
+  /// digits, the costly ones) first. Tasks are (ct, residue) pairs while a round has fewer than
+  /// two cts per thread (the early rounds have only 1, 2, 4: splitting by residue keeps every
+  /// thread busy there), else whole cts, which decompose once for every residue.
   /// `split`: only its share (the other outputs are left empty); every ct computed is the same.
   static void expand(const RegevCt<R>& query, const ExpandedPublicParams<P>& pp, unsigned threads,
                      std::vector<RegevCt<R>>& first, std::vector<RegevCt<R>>& digits, unsigned buckets = 1,
@@ -190,23 +189,52 @@ struct ServerStages {
           live[j + half] = 1;
         }
       });
-      parallel_for(threads, order.size() * np, [&](std::size_t task) {
-        const std::size_t x = task / np, i = task % np, j = order[x];
+      // one key-switch step of ct order[x] on residue i, the digits of residue i in dig[i·t ..]
+      auto step = [&](std::size_t x, std::size_t i, std::uint64_t* const* dig) {
+        const std::size_t j = order[x];
         RegevCt<R>& c = *cur[j];
         const bool hi = needs_hi(j);
         std::uint64_t* hi_a = hi ? cur[j + half]->a.residue(i) : nullptr;
         std::uint64_t* hi_b = hi ? cur[j + half]->b.residue(i) : nullptr;
         if (uses_right(j))
           expand_step_residue(
-              *ta[x], c.a, c.b, k, D::bits_exp_right, P::t_exp_right, i,
+              dig + i * P::t_exp_right, c.a, c.b, k, P::t_exp_right, i,
               [&](unsigned c0) -> const Pn& { return pp.right_a(r, c0); },
               [&](unsigned c0) -> const Pn& { return pp.right_b(r, c0); }, half, hi_a, hi_b);
         else
           expand_step_residue(
-              *ta[x], c.a, c.b, k, D::bits_exp_left, P::t_exp_left, i,
+              dig + i * P::t_exp_left, c.a, c.b, k, P::t_exp_left, i,
               [&](unsigned c0) -> const Pn& { return pp.left_a(r, c0); },
               [&](unsigned c0) -> const Pn& { return pp.left_b(r, c0); }, half, hi_a, hi_b);
-      });
+      };
+      // digits of residues [i0, i1) of ct order[x], residue i's at dig[i·t ..] (scratch slot 1)
+      auto decompose = [&](std::size_t x, std::size_t i0, std::size_t i1, std::vector<std::uint64_t*>& dig) {
+        const bool right = uses_right(order[x]);
+        const unsigned t = right ? P::t_exp_right : P::t_exp_left;
+        std::uint64_t* const buf = rlwe::scratch_words(1, std::size_t{t} * (i1 - i0) * R::poly_len);
+        dig.assign(std::size_t{t} * np, nullptr);
+        for (std::size_t i = i0; i < i1; ++i)
+          for (unsigned y = 0; y < t; ++y)
+            dig[i * t + y] = buf + ((i - i0) * t + y) * R::poly_len;
+        gadget_decompose_residues<R>(*ta[x], right ? D::bits_exp_right : D::bits_exp_left, t, i0, i1,
+                                     [&](unsigned y, std::size_t i) { return dig[i * t + y]; });
+      };
+      if (np > 1 && order.size() >= 2 * std::size_t{threads}) {
+        // enough cts to keep every thread busy: one task per ct, which decomposes once for all
+        // residues (the digits of every residue come from one pass over the CRT composition)
+        parallel_for(threads, order.size(), [&](std::size_t x) {
+          thread_local std::vector<std::uint64_t*> dig;
+          decompose(x, 0, np, dig);
+          for (std::size_t i = 0; i < np; ++i) step(x, i, dig.data());
+        });
+      } else {
+        parallel_for(threads, order.size() * np, [&](std::size_t task) {
+          const std::size_t x = task / np, i = task % np;
+          thread_local std::vector<std::uint64_t*> dig;
+          decompose(x, i, i + 1, dig);
+          step(x, i, dig.data());
+        });
+      }
     }
     first.clear();
     digits.clear();
