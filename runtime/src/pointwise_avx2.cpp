@@ -65,4 +65,44 @@ void reduce_words_avx2(std::uint64_t* a, std::size_t n, const Reduce32& rd) {
   for (; i < n; ++i) a[i] %= rd.p;
 }
 
+
+// every lane below 2^63 (p < 2^62): csub's sign test holds
+void split_halves_avx2(std::uint64_t* cur, const std::uint64_t* tau, std::uint64_t* hi, std::size_t m,
+                       std::size_t n, std::uint64_t p) {
+  const __m256i vp = _mm256_set1_epi64x(static_cast<long long>(p));
+  const __m256i zero = _mm256_setzero_si256();
+  std::size_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    if (hi != nullptr && j < m && j + 4 > m) {  // the block straddles the wrap-around
+      split_halves_native(cur, tau, hi, m, n, p, j, j + 4);
+      continue;
+    }
+    const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(cur + j));
+    const __m256i t = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tau + j));
+    if (hi != nullptr) {
+      const __m256i u = csub(_mm256_add_epi64(_mm256_sub_epi64(c, t), vp), vp);  // c − t + p ∈ [1, 2p)
+      if (j >= m) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(hi + j - m), u);
+      } else {  // p − u where u ≠ 0
+        const __m256i neg = _mm256_andnot_si256(_mm256_cmpeq_epi64(u, zero), _mm256_sub_epi64(vp, u));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(hi + j + n - m), neg);
+      }
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(cur + j), csub(_mm256_add_epi64(c, t), vp));
+  }
+  split_halves_native(cur, tau, hi, m, n, p, j, n);
+}
+
+void add_mod_avx2(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,
+                  std::uint64_t p) {
+  const __m256i vp = _mm256_set1_epi64x(static_cast<long long>(p));
+  std::size_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    const __m256i s = _mm256_add_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + j)),
+                                       _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + j)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + j), csub(s, vp));
+  }
+  add_mod_native(out + j, a + j, b + j, n - j, p);
+}
+
 }  // namespace spiralpir::detail

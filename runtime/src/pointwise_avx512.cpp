@@ -61,4 +61,40 @@ void reduce_words_avx512(std::uint64_t* a, std::size_t n, const Reduce32& rd) {
   for (; i < n; ++i) a[i] %= rd.p;
 }
 
+
+void split_halves_avx512(std::uint64_t* cur, const std::uint64_t* tau, std::uint64_t* hi, std::size_t m,
+                         std::size_t n, std::uint64_t p) {
+  const __m512i vp = _mm512_set1_epi64(static_cast<long long>(p));
+  std::size_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    if (hi != nullptr && j < m && j + 8 > m) {  // the block straddles the wrap-around
+      split_halves_native(cur, tau, hi, m, n, p, j, j + 8);
+      continue;
+    }
+    const __m512i c = _mm512_loadu_si512(cur + j), t = _mm512_loadu_si512(tau + j);
+    if (hi != nullptr) {
+      const __m512i d = _mm512_sub_epi64(c, t);
+      const __m512i u = _mm512_min_epu64(d, _mm512_add_epi64(d, vp));  // c < t: d wraps above d + p
+      if (j >= m)
+        _mm512_storeu_si512(hi + j - m, u);
+      else  // p − u where u ≠ 0
+        _mm512_storeu_si512(hi + j + n - m, _mm512_maskz_sub_epi64(_mm512_test_epi64_mask(u, u), vp, u));
+    }
+    const __m512i s = _mm512_add_epi64(c, t);
+    _mm512_storeu_si512(cur + j, _mm512_min_epu64(s, _mm512_sub_epi64(s, vp)));
+  }
+  split_halves_native(cur, tau, hi, m, n, p, j, n);
+}
+
+void add_mod_avx512(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,
+                    std::uint64_t p) {
+  const __m512i vp = _mm512_set1_epi64(static_cast<long long>(p));
+  std::size_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    const __m512i s = _mm512_add_epi64(_mm512_loadu_si512(a + j), _mm512_loadu_si512(b + j));
+    _mm512_storeu_si512(out + j, _mm512_min_epu64(s, _mm512_sub_epi64(s, vp)));
+  }
+  add_mod_native(out + j, a + j, b + j, n - j, p);
+}
+
 }  // namespace spiralpir::detail

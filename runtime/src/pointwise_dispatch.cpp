@@ -107,4 +107,56 @@ void reduce_words(std::uint64_t* a, std::size_t n, std::uint64_t p, Path path) {
   for (std::size_t i = 0; i < n; ++i) a[i] = br.reduce(a[i]);
 }
 
+void split_halves(std::uint64_t* cur, const std::uint64_t* tau, std::uint64_t* hi, std::size_t m, std::size_t n,
+                  std::uint64_t p) {
+  split_halves(cur, tau, hi, m, n, p, active_path());
+}
+
+void split_halves(std::uint64_t* cur, const std::uint64_t* tau, std::uint64_t* hi, std::size_t m, std::size_t n,
+                  std::uint64_t p, Path path) {
+  detail::check_below(cur, n, p, "split_halves (cur)");
+  detail::check_below(tau, n, p, "split_halves (tau)");
+  if (m >= n) throw std::invalid_argument("split_halves: shift " + std::to_string(m) + " not below n");
+  if (p < (1ULL << 62)) {  // the vector kernels keep every lane below 2^63
+    switch (require(path)) {
+#ifdef SPIRALPIR_HAVE_AVX512
+      case Path::avx512:
+        return detail::split_halves_avx512(cur, tau, hi, m, n, p);
+#endif
+#ifdef SPIRALPIR_HAVE_AVX2
+      case Path::avx2:
+        return detail::split_halves_avx2(cur, tau, hi, m, n, p);
+#endif
+      default:
+        break;
+    }
+  }
+  detail::split_halves_native(cur, tau, hi, m, n, p, 0, n);
+}
+
+void add_mod(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n, std::uint64_t p) {
+  add_mod(out, a, b, n, p, active_path());
+}
+
+void add_mod(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n, std::uint64_t p,
+             Path path) {
+  detail::check_below(a, n, p, "add_mod (a)");
+  detail::check_below(b, n, p, "add_mod (b)");
+  if (p < (1ULL << 62)) {
+    switch (require(path)) {
+#ifdef SPIRALPIR_HAVE_AVX512
+      case Path::avx512:
+        return detail::add_mod_avx512(out, a, b, n, p);
+#endif
+#ifdef SPIRALPIR_HAVE_AVX2
+      case Path::avx2:
+        return detail::add_mod_avx2(out, a, b, n, p);
+#endif
+      default:
+        break;
+    }
+  }
+  detail::add_mod_native(out, a, b, n, p);
+}
+
 }  // namespace spiralpir

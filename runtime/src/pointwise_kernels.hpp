@@ -23,6 +23,15 @@ struct Reduce32 {
   explicit Reduce32(std::uint64_t modulus);
 };
 
+// The expansion's split of a ct residue: with u = cur − tau and cur + tau mod p (inputs in
+// [0, p)), hi = x^{-m}·u negacyclic over n words (when hi is not null), then cur = cur + tau;
+// words [j0, j1) only (the vector kernels hand their tails and a block straddling m to the
+// native one). out = a + b mod p for the plain sum.
+void split_halves_native(std::uint64_t* cur, const std::uint64_t* tau, std::uint64_t* hi, std::size_t m,
+                         std::size_t n, std::uint64_t p, std::size_t j0, std::size_t j1);
+void add_mod_native(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,
+                    std::uint64_t p);
+
 void pointwise_mul_native(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,
                           std::uint64_t p, bool accumulate);
 void pointwise_mul_add_lazy_native(std::uint64_t* acc, const std::uint64_t* a, const std::uint64_t* b,
@@ -33,6 +42,10 @@ void pointwise_mul_avx2(std::uint64_t* out, const std::uint64_t* a, const std::u
 void pointwise_mul_add_lazy_avx2(std::uint64_t* acc, const std::uint64_t* a, const std::uint64_t* b,
                                  std::size_t n);
 void reduce_words_avx2(std::uint64_t* a, std::size_t n, const Reduce32& rd);
+void split_halves_avx2(std::uint64_t* cur, const std::uint64_t* tau, std::uint64_t* hi, std::size_t m,
+                       std::size_t n, std::uint64_t p);
+void add_mod_avx2(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,
+                  std::uint64_t p);
 #endif
 #ifdef SPIRALPIR_HAVE_AVX512
 void pointwise_mul_avx512(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,
@@ -40,6 +53,10 @@ void pointwise_mul_avx512(std::uint64_t* out, const std::uint64_t* a, const std:
 void pointwise_mul_add_lazy_avx512(std::uint64_t* acc, const std::uint64_t* a, const std::uint64_t* b,
                                    std::size_t n);
 void reduce_words_avx512(std::uint64_t* a, std::size_t n, const Reduce32& rd);
+void split_halves_avx512(std::uint64_t* cur, const std::uint64_t* tau, std::uint64_t* hi, std::size_t m,
+                         std::size_t n, std::uint64_t p);
+void add_mod_avx512(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,
+                    std::uint64_t p);
 #endif
 
 }  // namespace spiralpir::detail

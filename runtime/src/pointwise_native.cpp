@@ -38,4 +38,24 @@ void pointwise_mul_add_lazy_native(std::uint64_t* acc, const std::uint64_t* a, c
   for (std::size_t i = 0; i < n; ++i) acc[i] += a[i] * b[i];
 }
 
+
+void split_halves_native(std::uint64_t* cur, const std::uint64_t* tau, std::uint64_t* hi, std::size_t m,
+                         std::size_t n, std::uint64_t p, std::size_t j0, std::size_t j1) {
+  for (std::size_t j = j0; j < j1; ++j) {
+    if (hi != nullptr) {
+      const std::uint64_t u = ct::sub_mod(cur[j], tau[j], p);
+      if (j >= m)
+        hi[j - m] = u;
+      else
+        hi[j + n - m] = ct::neg_mod(u, p);  // x^(j−m) = −x^(j−m+n)
+    }
+    cur[j] = ct::add_mod(cur[j], tau[j], p);
+  }
+}
+
+void add_mod_native(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,
+                    std::uint64_t p) {
+  for (std::size_t j = 0; j < n; ++j) out[j] = ct::add_mod(a[j], b[j], p);
+}
+
 }  // namespace spiralpir::detail

@@ -310,6 +310,71 @@ TEST(KernelPaths, ReduceWordsAvx512) {
 }
 #endif
 
+// ---- the expansion's split and sum -----------------------------------------------------------
+
+using SplitKernel = void (*)(u64*, const u64*, u64*, std::size_t, std::size_t, u64);
+using AddKernel = void (*)(u64*, const u64*, const u64*, std::size_t, u64);
+
+/// hi = x^{-m}·(cur − tau), cur = cur + tau, against the negacyclic shift written out here,
+/// for every shift class (block-aligned or not, straddling blocks) and hi null
+void check_split(const char* what, SplitKernel split, AddKernel add) {
+  constexpr std::size_t n = 64;
+  for (u64 p : {u64{3}, u64{7681}, u64{268369921}, prime(50, 16), (u64{1} << 61) - 1}) {
+    for (std::size_t m : {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{4},
+                          std::size_t{5}, std::size_t{8}, std::size_t{13}, std::size_t{32}, n - 1}) {
+      for (bool with_hi : {true, false}) {
+        SCOPED_TRACE(std::string(what) + " p=" + std::to_string(p) + " m=" + std::to_string(m) +
+                     (with_hi ? "" : " (no hi)"));
+        const Vec cur = inputs(n + 3, p, p), tau = inputs(n + 3, p, p);
+        Vec want_hi(n), want_cur(n);
+        for (std::size_t j = 0; j < n; ++j) {
+          const u64 u = static_cast<u64>((static_cast<u128>(cur[j]) + p - tau[j]) % p);
+          if (j >= m)
+            want_hi[j - m] = u;
+          else
+            want_hi[j + n - m] = (p - u) % p;
+          want_cur[j] = static_cast<u64>((static_cast<u128>(cur[j]) + tau[j]) % p);
+        }
+        Vec got = cur, hi(n, 7);
+        split(got.data(), tau.data(), with_hi ? hi.data() : nullptr, m, n, p);
+        for (std::size_t j = 0; j < n; ++j) {
+          ASSERT_EQ(got[j], want_cur[j]) << "cur " << j;
+          ASSERT_EQ(hi[j], with_hi ? want_hi[j] : 7) << "hi " << j;
+        }
+        ASSERT_EQ(got[n], cur[n]) << "past n";
+        Vec sum(n + 3, 9);
+        add(sum.data(), cur.data(), tau.data(), n + 1, p);
+        for (std::size_t j = 0; j <= n; ++j)
+          ASSERT_EQ(sum[j], static_cast<u64>((static_cast<u128>(cur[j]) + tau[j]) % p)) << "sum " << j;
+        ASSERT_EQ(sum[n + 1], 9u) << "sum past its end";
+      }
+    }
+  }
+}
+
+TEST(KernelPaths, SplitNative) {
+  check_split(
+      "native",
+      [](u64* c, const u64* t, u64* h, std::size_t m, std::size_t n, u64 p) {
+        detail::split_halves_native(c, t, h, m, n, p, 0, n);
+      },
+      detail::add_mod_native);
+}
+
+#ifdef SPIRALPIR_HAVE_AVX2
+TEST(KernelPaths, SplitAvx2) {
+  SPIRALPIR_REQUIRE_CPU(cpu_avx2(), "AVX2");
+  check_split("avx2", detail::split_halves_avx2, detail::add_mod_avx2);
+}
+#endif
+
+#ifdef SPIRALPIR_HAVE_AVX512
+TEST(KernelPaths, SplitAvx512) {
+  SPIRALPIR_REQUIRE_CPU(cpu_avx512(), "AVX-512 F/DQ/BW/VL");
+  check_split("avx512", detail::split_halves_avx512, detail::add_mod_avx512);
+}
+#endif
+
 // ---- lazy dot products -----------------------------------------------------------------------
 
 using DotKernel = void (*)(std::size_t, u64* const*, const u64* const*, const u64* const*, std::size_t,

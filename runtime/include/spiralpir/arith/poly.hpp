@@ -87,6 +87,10 @@ class PolyCoeff : public detail::PolyStorage<R> {
 
  public:
   PolyCoeff() = default;
+  /// contents unspecified: for outputs a kernel writes in full (saves zeroing them first)
+  static PolyCoeff uninitialised() {
+    return PolyCoeff(AlignedBuffer<std::uint64_t>(Base::words, AlignedBuffer<std::uint64_t>::Uninitialised{}));
+  }
 
   /// constant time in the values (masks, Barrett reduction)
   static PolyCoeff from_signed(std::span<const std::int64_t> c) {

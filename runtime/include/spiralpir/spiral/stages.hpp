@@ -11,13 +11,11 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "spiralpir/arith/automorphism.hpp"
 #include "spiralpir/arith/dot.hpp"
 #include "spiralpir/arith/gadget.hpp"
-#include "spiralpir/arith/monomial.hpp"
 #include "spiralpir/rlwe/scratch.hpp"
 #include "spiralpir/spiral/database.hpp"
 #include "spiralpir/spiral/first_dim.hpp"
@@ -113,25 +111,9 @@ struct ServerStages {
     ntt_inverse(sa, tb.ntt[i]);
     ntt_inverse(sb, tb.ntt[i]);
     automorph_residue(c_b.residue(i), tmp, k, d, p);
-    for (std::size_t z = 0; z < d; ++z) {
-      const std::uint64_t x = sb[z] + tmp[z];
-      sb[z] = x >= p ? x - p : x;
-    }
-    std::uint64_t* const ca = c_a.residue(i);
-    std::uint64_t* const cb = c_b.residue(i);
-    for (auto [cur, tau, hi] : {std::tuple{ca, sa, hi_a}, std::tuple{cb, sb, hi_b}}) {
-      if (hi != nullptr) {
-        for (std::size_t z = 0; z < d; ++z) {
-          const std::uint64_t x = cur[z] + p - tau[z];
-          tmp[z] = x >= p ? x - p : x;
-        }
-        mul_monomial_inv_residue(tmp, hi, half, d, p);
-      }
-      for (std::size_t z = 0; z < d; ++z) {
-        const std::uint64_t x = cur[z] + tau[z];
-        cur[z] = x >= p ? x - p : x;
-      }
-    }
+    add_mod(sb, sb, tmp, d, p);
+    split_halves(c_a.residue(i), sa, hi_a, half, d, p);
+    split_halves(c_b.residue(i), sb, hi_b, half, d, p);
   }
 
   /// Coefficient expansion: returns (first-dimension cts [buckets·dim0], GSW-digit cts
@@ -184,8 +166,8 @@ struct ServerStages {
         if (!ta[x]) ta[x].emplace();
         for (std::size_t i = 0; i < np; ++i)
           automorph_residue(cur[j]->a.residue(i), ta[x]->residue(i), k, R::poly_len, R::primes[i]);
-        if (needs_hi(j)) {
-          cur[j + half].emplace();
+        if (needs_hi(j)) {  // every residue's step writes the whole of it
+          cur[j + half].emplace(RegevCt<R>{Pc::uninitialised(), Pc::uninitialised()});
           live[j + half] = 1;
         }
       });
@@ -288,11 +270,11 @@ struct ServerStages {
       if (task >= digits.size()) {
         const std::size_t i = task - digits.size();
         if (!split.owns(i)) return;
-        MatN m(n + 1, n);
         if (i % D::dim0 >= D::rows_stored) {  // a row the database does not store: never read
-          first_mats[i] = std::move(m);
+          first_mats[i] = MatN(n + 1, n);
           return;
         }
+        MatN m = MatN::uninitialised(n + 1, n);  // scal_to_mat_into writes every column
         gadget_decompose_ntt_into<R>(first[i].a, D::bits_conv, P::t_conv, dig.data(), 1);
         to_ntt_into(first[i].b, b_ntt);
         scal_to_mat_into(dig.data(), b_ntt, pp, m, [](unsigned c) { return std::size_t{c}; });
