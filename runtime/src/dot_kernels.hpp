@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "pointwise_kernels.hpp"
+
 namespace spiralpir::detail {
 
 void dot_mac_lazy_native(std::size_t m, std::uint64_t* const* acc, const std::uint64_t* const* dig,
@@ -11,6 +13,9 @@ void dot_mac_lazy_native(std::size_t m, std::uint64_t* const* acc, const std::ui
 #ifdef SPIRALPIR_HAVE_AVX512
 void dot_mac_lazy_avx512(std::size_t m, std::uint64_t* const* acc, const std::uint64_t* const* dig,
                          const std::uint64_t* const* key, std::size_t k, std::size_t n);
+/// acc[r] = Σ_j dig[j] · key[r·k + j] mod rd.p, the sums below 2^64 (acc is not read)
+void dot_mac_reduce_avx512(std::size_t m, std::uint64_t* const* acc, const std::uint64_t* const* dig,
+                           const std::uint64_t* const* key, std::size_t k, std::size_t n, const Reduce32& rd);
 #endif
 
 // The row count is a template argument inside the kernels (their accumulators live in registers),

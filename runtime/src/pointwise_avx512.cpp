@@ -7,6 +7,7 @@
 #include <immintrin.h>
 
 #include "pointwise_kernels.hpp"
+#include "reduce32_avx512.hpp"
 
 namespace spiralpir::detail {
 
@@ -41,26 +42,11 @@ void pointwise_mul_add_lazy_avx512(std::uint64_t* acc, const std::uint64_t* a, c
 }
 
 void reduce_words_avx512(std::uint64_t* a, std::size_t n, const Reduce32& rd) {
-  const __m512i p = _mm512_set1_epi64(static_cast<long long>(rd.p));
-  const __m512i w = _mm512_set1_epi64(static_cast<long long>(rd.w));
-  const __m512i ws = _mm512_set1_epi64(static_cast<long long>(rd.w_shoup));
-  const __m512i m = _mm512_set1_epi64(static_cast<long long>(rd.m));
-  // x − p if x ≥ p (else x − p wraps above x)
-  auto csub = [&](__m512i x) { return _mm512_min_epu64(x, _mm512_sub_epi64(x, p)); };
+  const Reduce32Avx512 red(rd);
   std::size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m512i x = _mm512_loadu_si512(a + i);
-    const __m512i h = _mm512_srli_epi64(x, 32);
-    const __m512i l = _mm512_and_si512(x, _mm512_set1_epi64(0xFFFFFFFF));
-    const __m512i qh = _mm512_srli_epi64(_mm512_mul_epu32(h, ws), 32);
-    const __m512i rh = _mm512_sub_epi64(_mm512_mul_epu32(h, w), _mm512_mul_epu32(qh, p));
-    const __m512i ql = _mm512_srli_epi64(_mm512_mul_epu32(l, m), 32);
-    const __m512i rl = _mm512_sub_epi64(l, _mm512_mul_epu32(ql, p));
-    _mm512_storeu_si512(a + i, csub(_mm512_add_epi64(csub(rh), csub(rl))));
-  }
+  for (; i + 8 <= n; i += 8) _mm512_storeu_si512(a + i, red(_mm512_loadu_si512(a + i)));
   for (; i < n; ++i) a[i] %= rd.p;
 }
-
 
 void split_halves_avx512(std::uint64_t* cur, const std::uint64_t* tau, std::uint64_t* hi, std::size_t m,
                          std::size_t n, std::uint64_t p) {

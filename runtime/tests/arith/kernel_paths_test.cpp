@@ -422,10 +422,51 @@ void check_dot_all(const char* what, DotKernel kern) {
 
 TEST(KernelPaths, DotNative) { check_dot_all("native", detail::dot_mac_lazy_native); }
 
+/// the fused sum-and-reduce: acc (garbage on entry, never read) = Σ dig · key mod p, at the
+/// 64-bit bound (one term of 32-bit maxima; SPIRAL's prime at its lazy count) and at random
+void check_dot_reduce(const char* what, Path path) {
+  struct Case {
+    u64 p;
+    std::size_t k;
+    bool at_bounds;
+  };
+  const u64 p28 = 268369921ULL, p32 = prime(32, 16);
+  const std::size_t lazy28 = static_cast<std::size_t>((~u64{0}) / ((p28 - 1) * (p28 - 1)));
+  for (std::size_t m = 1; m <= kDotMaxRows; ++m)
+    for (const Case& c : {Case{p32, 1, true}, Case{p28, lazy28, true}, Case{p28, 7, false}, Case{7681, 3, false}}) {
+      SCOPED_TRACE(std::string(what) + " m=" + std::to_string(m) + " k=" + std::to_string(c.k) + " p=" +
+                   std::to_string(c.p));
+      constexpr std::size_t n = 64;
+      std::vector<Vec> dig(c.k), key(m * c.k), acc(m, test::random_below(n, ~u64{0}));
+      for (auto& v : dig) v = c.at_bounds ? filled(n, c.p - 1) : inputs(n, c.p, c.p - 1);
+      for (auto& v : key) v = c.at_bounds ? filled(n, c.p - 1) : inputs(n, c.p, c.p - 1);
+      std::vector<u64*> ap(m);
+      std::vector<const u64*> dp(c.k), kp(m * c.k);
+      for (std::size_t r = 0; r < m; ++r) ap[r] = acc[r].data();
+      for (std::size_t j = 0; j < c.k; ++j) dp[j] = dig[j].data();
+      for (std::size_t j = 0; j < m * c.k; ++j) kp[j] = key[j].data();
+      dot_mac_reduce(m, ap.data(), dp.data(), kp.data(), c.k, n, c.p, path);
+      for (std::size_t r = 0; r < m; ++r)
+        for (std::size_t z = 0; z < n; ++z) {
+          u128 s = 0;
+          for (std::size_t j = 0; j < c.k; ++j) s += static_cast<u128>(dig[j][z]) * key[r * c.k + j][z];
+          ASSERT_EQ(s >> 64, 0u) << "test bound";
+          ASSERT_EQ(acc[r][z], static_cast<u64>(s % c.p)) << "row " << r << " word " << z;
+        }
+    }
+}
+
+TEST(KernelPaths, DotReduceNative) { check_dot_reduce("native", Path::native); }
+
 #ifdef SPIRALPIR_HAVE_AVX512
 TEST(KernelPaths, DotAvx512) {
   SPIRALPIR_REQUIRE_CPU(cpu_avx512(), "AVX-512 F/DQ/BW/VL");
   check_dot_all("avx512", detail::dot_mac_lazy_avx512);
+}
+
+TEST(KernelPaths, DotReduceAvx512) {
+  SPIRALPIR_REQUIRE_CPU(cpu_avx512(), "AVX-512 F/DQ/BW/VL");
+  check_dot_reduce("avx512", Path::avx512);
 }
 #endif
 

@@ -6,6 +6,9 @@
 //       acc[r][z] += Σ_{j<k} dig[j][z] · key[r·k + j][z] for r < m (1 ≤ m ≤ kDotMaxRows), z < n,
 //       unreduced: the caller bounds k by max_lazy_terms<R>() per call. A vector path the CPU
 //       lacks throws (explicit Path) or is skipped (active_path()).
+//   dot_mac_reduce(m, acc, dig, key, k, n, p [, Path])
+//       acc[r][z] = Σ_{j<k} dig[j][z] · key[r·k + j][z] mod p (acc not read; p < 2^32, k within
+//       the lazy bound): the AVX-512 kernel reduces in registers before its one store
 //   dot_residue<R, M>(i, acc, K, dig, key)   one residue (prime i) of M fused dot products,
 //       acc[m] = Σ_{k<K} dig[k] · key[m·K + k] mod p_i: inputs < p_i, outputs in [0, p_i)
 //       (reduced every max_lazy_terms<R>() terms and at the end, whatever the summation order)
@@ -33,6 +36,10 @@ void dot_mac_lazy(std::size_t m, std::uint64_t* const* acc, const std::uint64_t*
                   const std::uint64_t* const* key, std::size_t k, std::size_t n);
 void dot_mac_lazy(std::size_t m, std::uint64_t* const* acc, const std::uint64_t* const* dig,
                   const std::uint64_t* const* key, std::size_t k, std::size_t n, Path path);
+void dot_mac_reduce(std::size_t m, std::uint64_t* const* acc, const std::uint64_t* const* dig,
+                    const std::uint64_t* const* key, std::size_t k, std::size_t n, std::uint64_t p);
+void dot_mac_reduce(std::size_t m, std::uint64_t* const* acc, const std::uint64_t* const* dig,
+                    const std::uint64_t* const* key, std::size_t k, std::size_t n, std::uint64_t p, Path path);
 
 template <class R, std::size_t M>
 void dot_residue(std::size_t i, std::uint64_t* const* acc, std::size_t K, const std::uint64_t* const* dig,
@@ -42,6 +49,10 @@ void dot_residue(std::size_t i, std::uint64_t* const* acc, std::size_t K, const 
   static_assert(lazy >= 1, "ring primes too large for lazy accumulation");
   static_assert(R::poly_len % 32 == 0);
   static_assert(max_prime<R>() < (1ULL << 32), "the fused dot kernel multiplies 32-bit residues");
+  if (K <= lazy) {  // one chunk: summed and reduced in one pass
+    dot_mac_reduce(M, acc, dig, key, K, R::poly_len, R::primes[i]);
+    return;
+  }
   for (std::size_t m = 0; m < M; ++m) std::fill(acc[m], acc[m] + R::poly_len, std::uint64_t{0});
   std::vector<const std::uint64_t*> kc;
   for (std::size_t k0 = 0; k0 < K; k0 += lazy) {
