@@ -424,7 +424,10 @@ TEST(KernelPaths, DotNative) { check_dot_all("native", detail::dot_mac_lazy_nati
 
 /// the fused sum-and-reduce: acc (garbage on entry, never read) = Σ dig · key mod p, at the
 /// 64-bit bound (one term of 32-bit maxima; SPIRAL's prime at its lazy count) and at random
-void check_dot_reduce(const char* what, Path path) {
+using DotReduceKernel = void (*)(std::size_t, u64* const*, const u64* const*, const u64* const*, std::size_t,
+                                 std::size_t, u64);
+
+void check_dot_reduce(const char* what, DotReduceKernel kern) {
   struct Case {
     u64 p;
     std::size_t k;
@@ -445,7 +448,7 @@ void check_dot_reduce(const char* what, Path path) {
       for (std::size_t r = 0; r < m; ++r) ap[r] = acc[r].data();
       for (std::size_t j = 0; j < c.k; ++j) dp[j] = dig[j].data();
       for (std::size_t j = 0; j < m * c.k; ++j) kp[j] = key[j].data();
-      dot_mac_reduce(m, ap.data(), dp.data(), kp.data(), c.k, n, c.p, path);
+      kern(m, ap.data(), dp.data(), kp.data(), c.k, n, c.p);
       for (std::size_t r = 0; r < m; ++r)
         for (std::size_t z = 0; z < n; ++z) {
           u128 s = 0;
@@ -456,7 +459,12 @@ void check_dot_reduce(const char* what, Path path) {
     }
 }
 
-TEST(KernelPaths, DotReduceNative) { check_dot_reduce("native", Path::native); }
+TEST(KernelPaths, DotReduceNative) {  // the dispatcher's fallback: zero, native sums, native reduction
+  check_dot_reduce("native", [](std::size_t m, u64* const* acc, const u64* const* dig, const u64* const* key,
+                                std::size_t k, std::size_t n, u64 p) {
+    dot_mac_reduce(m, acc, dig, key, k, n, p, Path::native);
+  });
+}
 
 #ifdef SPIRALPIR_HAVE_AVX512
 TEST(KernelPaths, DotAvx512) {
@@ -466,7 +474,10 @@ TEST(KernelPaths, DotAvx512) {
 
 TEST(KernelPaths, DotReduceAvx512) {
   SPIRALPIR_REQUIRE_CPU(cpu_avx512(), "AVX-512 F/DQ/BW/VL");
-  check_dot_reduce("avx512", Path::avx512);
+  check_dot_reduce("avx512", [](std::size_t m, u64* const* acc, const u64* const* dig, const u64* const* key,
+                                std::size_t k, std::size_t n, u64 p) {
+    detail::dot_mac_reduce_avx512(m, acc, dig, key, k, n, detail::Reduce32(p));
+  });
 }
 #endif
 
