@@ -115,6 +115,7 @@ CPP_SRC_LAYERS: Mapping[str, str] = {
     "ntt_*": "arith",
     "pointwise_*": "arith",
     "dot_*": "arith",
+    "reduce32_*": "arith",
     "first_dim_*": "spiral",
     "gadget_*": "arith",
 }

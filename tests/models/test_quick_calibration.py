@@ -12,7 +12,7 @@ from spiralpir.optimizer.measure import quick
 from spiralpir.optimizer.measure.calibrate import Kernels
 from spiralpir.optimizer.measure.scaling import fit_threads
 from spiralpir.optimizer.measure.validation import compare
-from spiralpir.optimizer.models.cost import params_db_bytes, stage_seconds
+from spiralpir.optimizer.models.cost import params_db_bytes, stage_op_counts, stage_seconds
 from spiralpir.optimizer.models.parallel import wall_stage_seconds
 from spiralpir.optimizer.models.profile import Profile, ThreadScaling
 from spiralpir.optimizer.params.parameters import Parameters
@@ -108,9 +108,17 @@ def test_quick_calibration_recovers_a_known_machine(quick_params: dict[str, dict
         cmp = compare(p, r["report"], prof)
         assert cmp["ratio"] == pytest.approx(1, abs=0.10), (r["name"], r["threads"], cmp)
     assert prof.scaling(2).slowdown == pytest.approx(1.15, rel=0.08)
-    # the three-prime member's expansion: its per-residue tasks' repeated wide digits, apart
-    # from the automorphisms the two-prime expansions give
-    assert prof.op_seconds["redecomp_wide"] == pytest.approx(8e-9, rel=0.15)
+    # the three-prime member's expansion: round 0's repeated wide digits, apart from the
+    # automorphisms the two-prime expansions give. One key switch's worth, so the reports' ±3%
+    # noise on the whole stage bounds how well it is recovered: its share of that expansion
+    # within 3% of the stage
+    wide = [Parameters.from_literal(q) for q in quick_params.values() if len(q["moduli"]) >= 3]
+    assert wide, "no three-prime calibration member"
+    for p in wide:
+        count = stage_op_counts(p)["expansion"]["redecomp_wide"]
+        assert count > 0
+        err = abs(prof.op_seconds["redecomp_wide"] - 8e-9) * count
+        assert err <= 0.03 * stage_seconds(p, TRUTH)["expansion"], (err, count)
     # the first dimension's own read rate from the memory-bound member, not the
     # microbenchmark's 2e10
     big = Parameters.from_literal(quick_params["cal2e18x128b"])
