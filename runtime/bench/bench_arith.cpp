@@ -185,7 +185,7 @@ void register_all() {
                                      bench_gadget, path, t, both);
     if (path != Path::avx2)  // the lazy dot has native and AVX-512 kernels
       for (std::size_t m : {2u, 3u})
-        for (std::size_t k : {2u, 4u, 5u, 6u, 10u, 14u, 18u})
+        for (std::size_t k : {2u, 3u, 4u, 5u, 6u, 8u, 10u, 12u, 14u, 18u})
           benchmark::RegisterBenchmark(
               ("dot/" + pn + "/2048/" + std::to_string(m) + "/" + std::to_string(k)).c_str(), bench_dot, path, m, k);
     for (const Shape& s : kShapes) {
