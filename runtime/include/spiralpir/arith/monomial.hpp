@@ -1,5 +1,6 @@
 // monomial.hpp — multiplication by a monomial x^{-m} in the coefficient domain (a negacyclic
-// shift: x^d = −1), the step that separates the halves of a ciphertext in query expansion.
+// shift: x^d = −1), the step that separates the halves of a ciphertext in query expansion (the
+// server runs it fused with the subtraction before it: pointwise.hpp's split_halves).
 //
 // API (namespace spiralpir; 0 <= m < d, values < p):
 //   mul_monomial_inv_residue(src, dst, m, d, p)   one residue: dst = x^{-m}·src (dst ≠ src)
