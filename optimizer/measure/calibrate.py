@@ -55,7 +55,9 @@ from spiralpir.optimizer.models.cost import (
     STAGES,
     Profile,
     db_reads,
+    first_dim_memory,
     params_db_bytes,
+    params_query_bytes,
     server_seconds,
     stage_op_counts,
     stage_seconds,
@@ -190,10 +192,13 @@ def fit(kernel: Kernels, runs: Sequence[tuple[Parameters, dict[str, Any]]],
         if st.get("first_dimension", 0) <= 0:
             continue
         distinct, memory = db_reads(p, *layout)
+        fraction = memory / params_db_bytes(p)
+        distinct, memory = first_dim_memory(memory, distinct, params_query_bytes(p),
+                                            kernel.cache_bytes)
         mem_s = (memory / kernel.read_bytes_per_second if kernel.read_bytes_per_second > 0
                  and distinct > kernel.cache_bytes else 0.0)
         fd_runs.append(FirstDimRun(c["first_dimension"]["fd"], c["first_dimension"]["fdout"],
-                                   memory / params_db_bytes(p), mem_s, st["first_dimension"]))
+                                   fraction, mem_s, st["first_dimension"]))
     fd, fdout = _fit_first_dim(fd_runs)
     def ms_fit(kind: str) -> float:
         vals = [max(0.0, st["modswitch"] - c["modswitch"]["ntt"] * base.ntt(p.poly_len))

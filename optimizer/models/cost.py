@@ -58,7 +58,10 @@ first_dim.hpp, prepared.hpp, server.hpp), stage names as its timings:
                  rate on a database far larger than the cache), when the distinct data is
                  larger than the last-level cache (else it stays cache resident between
                  queries; the bench drivers' implicit database: its distinct part, at least
-                 1 GiB, decides). f = 1 but for an implicit database that repeats folding
+                 1 GiB, decides; the tiled query, 4·2^nu_1·(n+1)·n·d·L bytes, adds to both
+                 and is read from memory once when it exceeds the cache itself: at n = 4,
+                 nu_2 = 0 it is larger than the database). f = 1 but for an implicit
+                 database that repeats folding
                  indices (db_reads): of every pass over i the repeats of its phys_j distinct
                  blocks come from cache, so only f = phys_j / 2^nu_2 of the words wait on memory
   folding        inst·(2^nu_2 − 1) · [ntt (n+1)n(1+t_gsw)L, decomp (n+1)n·t_gsw·L·d,
@@ -207,13 +210,29 @@ def first_dim_parts(ops: dict[str, Any], d: int, profile: Profile, read_fraction
     return (read_fraction * words + outputs) * s, (1.0 - read_fraction) * words * s
 
 
+def query_bytes(variant: str, d: int, L: int, n: int, nu1: int) -> float:
+    """Bytes of the first dimension's tiled query (FirstDim::Query: u32 words, every row)."""
+    nc = 1 if variant in ("pack", "stream_pack") else n
+    return 4.0 * 2.0**nu1 * (nc + 1) * nc * d * L
+
+
+def first_dim_memory(streamed_bytes: float, distinct_bytes: float, query: float,
+                     cache_bytes: float) -> tuple[float, float]:
+    """(distinct bytes, bytes read from memory) of a first dimension with its tiled query:
+    the query is read from memory once when it does not fit the cache itself (every task
+    reads its slice of it beside the database)."""
+    return (distinct_bytes + query,
+            streamed_bytes + (query if query > cache_bytes else 0.0))
+
+
 def seconds_of_counts(counts: dict[str, dict[str, Any]], d: int, profile: Profile,
                       streamed_bytes: float, distinct_bytes: float | None = None,
-                      read_fraction: float = 1.0) -> dict[str, Any]:
+                      read_fraction: float = 1.0, query: float = 0.0) -> dict[str, Any]:
     """Per-stage single-thread seconds of op counts. The first dimension (module docstring):
     the larger of its compute on the words read from memory (read_fraction of them) and its
-    memory time (streamed_bytes, the bytes read from memory, / read bandwidth; only when the
-    distinct data, default all of it, exceeds the last-level cache), plus its compute on the
+    memory time (streamed_bytes, the database bytes read from memory, and the query's bytes
+    `query` when it exceeds the cache, / read bandwidth; only when the distinct data, default
+    all of the database, and the query exceed the last-level cache), plus its compute on the
     words repeated from cache."""
     out: dict[str, Any] = {}
     for stage, ops in counts.items():
@@ -222,9 +241,11 @@ def seconds_of_counts(counts: dict[str, dict[str, Any]], d: int, profile: Profil
             t = t + c * profile.op_cost(op, d)
         out[stage] = t * profile.scale(stage)
     streamed, cached = first_dim_parts(counts["first_dimension"], d, profile, read_fraction)
-    distinct = streamed_bytes if distinct_bytes is None else distinct_bytes
+    distinct, memory = first_dim_memory(
+        streamed_bytes, streamed_bytes if distinct_bytes is None else distinct_bytes, query,
+        profile.cache_bytes)
     if profile.read_bytes_per_second > 0 and distinct > profile.cache_bytes:
-        streamed = np.maximum(streamed, streamed_bytes / profile.read_bytes_per_second)
+        streamed = np.maximum(streamed, memory / profile.read_bytes_per_second)
     out["first_dimension"] = streamed + cached
     return out
 
@@ -275,18 +296,25 @@ def stage_seconds(p: Parameters, profile: Profile, implicit_db: bool = False,
     phys_j: the bench drivers' implicit database (db_reads)."""
     distinct, memory = db_reads(p, implicit_db, repeated_folding, phys_j)
     secs = seconds_of_counts(_counts_of(p), p.poly_len, profile, memory, distinct,
-                             memory / params_db_bytes(p))
+                             memory / params_db_bytes(p), params_query_bytes(p))
     return {k: float(v) for k, v in secs.items()}
+
+
+def params_query_bytes(p: Parameters) -> float:
+    return query_bytes(p.variant, p.poly_len, len(p.moduli), p.n, p.nu_1)
 
 
 def first_dim_split(p: Parameters, profile: Profile, implicit_db: bool = False,
                     repeated_folding: bool = False, phys_j: int = 0
                     ) -> tuple[float, float, float, float]:
     """(distinct bytes, bytes read from memory, compute overlapping them, compute on the
-    repeats from cache) of one first dimension: first_dim_parts of db_reads' layout."""
+    repeats from cache) of one first dimension with its query: first_dim_parts of db_reads'
+    layout."""
     distinct, memory = db_reads(p, implicit_db, repeated_folding, phys_j)
     streamed, cached = first_dim_parts(stage_op_counts(p)["first_dimension"], p.poly_len,
                                        profile, memory / params_db_bytes(p))
+    distinct, memory = first_dim_memory(memory, distinct, params_query_bytes(p),
+                                        profile.cache_bytes)
     return distinct, memory, float(streamed), float(cached)
 
 

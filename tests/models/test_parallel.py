@@ -9,7 +9,9 @@ import pytest
 from spiralpir.optimizer.models.cost import (
     STAGES,
     db_reads,
+    first_dim_parts,
     params_db_bytes,
+    query_bytes,
     stage_op_counts,
     stage_seconds,
 )
@@ -85,8 +87,10 @@ def test_memory_bound_first_dimension_reads_at_the_threads_bandwidth() -> None:
     doc.update(cache_bytes=1.0, read_bytes_per_second=1e9,
                threads={"2": {"slowdown": 1.0, "read_bytes_per_second": 1.5e9}})
     prof = Profile.from_dict(doc)
+    # the database and the tiled query (above this cache too)
+    read = params_db_bytes(p) + query_bytes(p.variant, p.poly_len, len(p.moduli), p.n, p.nu_1)
     assert wall_stage_seconds(p, prof, 2)["first_dimension"] == pytest.approx(
-        max(params_db_bytes(p) / 1.5e9, stage_seconds(p, prof)["first_dimension"] / 2))
+        max(read / 1.5e9, stage_seconds(p, prof)["first_dimension"] / 2))
     # no measured bandwidth at 2 threads: twice the single thread's
     doc["threads"] = {"2": {"slowdown": 1.0, "read_bytes_per_second": 0.0}}
     prof = Profile.from_dict(doc)
@@ -178,7 +182,8 @@ def test_implicit_database_reads() -> None:
     per_j = streamed / 256
     assert db_reads(p, implicit_db=True, repeated_folding=True) == (per_j * 128, streamed / 2)
     doc = Profile.shipped().to_dict()
-    doc.update(cache_bytes=1.0, read_bytes_per_second=1e9, op_seconds={
+    # a cache that holds the tiled query (8 MiB), not the database
+    doc.update(cache_bytes=float(16 << 20), read_bytes_per_second=1e9, op_seconds={
         **doc["op_seconds"], "fd": 0.0, "fdout": 0.0},
         threads={"2": {"slowdown": 1.0, "read_bytes_per_second": 2e9}})
     prof = Profile.from_dict(doc)
@@ -208,7 +213,8 @@ def test_repeated_folding_words_come_from_cache() -> None:
     p = _params(nu_1=9, nu_2=8)
     streamed = params_db_bytes(p)
     doc = Profile.shipped().to_dict()
-    doc.update(cache_bytes=1.0, read_bytes_per_second=1e9, stage_scale={},
+    # a cache that holds the tiled query (8 MiB), not the distinct blocks (256 MiB)
+    doc.update(cache_bytes=float(16 << 20), read_bytes_per_second=1e9, stage_scale={},
                threads={"2": {"slowdown": 1.25, "read_bytes_per_second": 2e9}})
     prof = Profile.from_dict(doc)
     ops = stage_op_counts(p)["first_dimension"]
@@ -263,3 +269,21 @@ def test_first_dimension_fit_takes_its_compute_from_the_repeats() -> None:
     assert runs[0].seconds == 0.0216 and runs[1].seconds == 0.0027
     got = _fit_first_dim(runs)
     assert got == pytest.approx((fd, fdout), rel=1e-6)
+
+
+def test_a_query_larger_than_the_cache_is_read_beside_the_database() -> None:
+    """The tiled query (4·2^nu_1·(n+1)·n·d·L bytes) is read from memory once when it does not
+    fit the cache itself: at n = 4 with one folding index it outweighs the database."""
+    p = _params(n=4, nu_1=8, nu_2=0, poly_len=1024)
+    q = query_bytes(p.variant, p.poly_len, len(p.moduli), p.n, p.nu_1)
+    assert q == 4 * 256 * 5 * 4 * 1024 * len(p.moduli) > params_db_bytes(p)
+    doc = Profile.shipped().to_dict()
+    doc.update(cache_bytes=q / 2, read_bytes_per_second=1e9, stage_scale={}, threads={})
+    prof = Profile.from_dict(doc)
+    secs = stage_seconds(p, prof)["first_dimension"]
+    assert secs == pytest.approx((params_db_bytes(p) + q) / 1e9)
+    # a query the cache holds costs nothing more
+    small = Profile.from_dict({**doc, "cache_bytes": q * 1.01})
+    assert stage_seconds(p, small)["first_dimension"] == pytest.approx(
+        max(params_db_bytes(p) / 1e9, sum(first_dim_parts(
+            stage_op_counts(p)["first_dimension"], p.poly_len, small))))
