@@ -61,9 +61,9 @@ first_dim.hpp, prepared.hpp, server.hpp), stage names as its timings:
                  1 GiB, decides; the tiled query, 4·2^nu_1·(n+1)·n·d·L bytes, adds to both
                  and is read from memory once when it exceeds the cache itself: at n = 4,
                  nu_2 = 0 it is larger than the database). f = 1 but for an implicit
-                 database that repeats folding
-                 indices (db_reads): of every pass over i the repeats of its phys_j distinct
-                 blocks come from cache, so only f = phys_j / 2^nu_2 of the words wait on memory
+                 database that repeats folding indices (db_reads): of every pass over i the
+                 repeats of its phys_j distinct blocks come from cache, so only
+                 f = phys_j / 2^nu_2 of the words wait on memory
   folding        inst·(2^nu_2 − 1) · [ntt (n+1)n(1+t_gsw)L, decomp (n+1)n·t_gsw·L·d,
                  compose (n+1)n·L²d, mac (n+1)²n·t_gsw·L·d]
   packing        (pack variants) per response instance: ntt n²(t_conv+1)L, decomp n²·t_conv·L·d,
