@@ -29,10 +29,10 @@ def run_bench(inst: builder.Instance, threads: int | None = None, trials: int = 
         cmd += ["--threads", str(threads)]
     if records is not None:
         cmd += ["--records", str(records)]
-    if max_db_gib is not None:  # larger databases: implicit (>= 1 GiB distinct, cyclic)
-        cmd += ["--max-db-gib", str(max_db_gib)]
     if repeat_folding_mib is not None:  # over a zero budget: repeated folding indices
         cmd += ["--max-db-gib", "0", "--implicit-distinct-mib", str(repeat_folding_mib)]
+    elif max_db_gib is not None:  # larger databases: implicit (>= 1 GiB distinct, cyclic)
+        cmd += ["--max-db-gib", str(max_db_gib)]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired as exc:
