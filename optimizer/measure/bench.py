@@ -18,15 +18,20 @@ BENCH_KEYS = (
 
 def run_bench(inst: builder.Instance, threads: int | None = None, trials: int = 3,
               ci: bool = False, records: int | None = None,
-              timeout: float | None = None, max_db_gib: float | None = None) -> dict[str, Any]:
-    """Run the instance's bench executable with --json and return its parsed report."""
+              timeout: float | None = None, max_db_gib: float | None = None,
+              repeat_folding_mib: float | None = None) -> dict[str, Any]:
+    """Run the instance's bench executable with --json and return its parsed report.
+    repeat_folding_mib: an implicit database of that much distinct data that repeats folding
+    indices (whatever the database's size; what the largest shapes' implicit databases do)."""
     exe = inst.ci_bench if ci else inst.bench
     cmd = [str(exe), "--json", "--trials", str(trials)]
     if threads is not None:
         cmd += ["--threads", str(threads)]
     if records is not None:
         cmd += ["--records", str(records)]
-    if max_db_gib is not None:  # larger databases: implicit (>= 1 GiB distinct, cyclic)
+    if repeat_folding_mib is not None:  # over a zero budget: repeated folding indices
+        cmd += ["--max-db-gib", "0", "--implicit-distinct-mib", str(repeat_folding_mib)]
+    elif max_db_gib is not None:  # larger databases: implicit (>= 1 GiB distinct, cyclic)
         cmd += ["--max-db-gib", str(max_db_gib)]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)

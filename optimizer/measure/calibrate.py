@@ -14,7 +14,10 @@ Owns the fitting of the cost model (cost.py) to this machine:
    the variant drivers' streaming `packing` timing is split out of `modswitch`) for several
    parameter sets (by default the full-size calibration shapes of validation.py):
    * `fd`, `fdout` = non-negative least squares (relative errors) of the first-dimension
-     seconds of the runs not bound by the read bandwidth (the calibration shapes vary 2^nu_1),
+     seconds under the cost model's max(f·words + outputs, memory) + (1 − f)·words
+     (_fit_first_dim: each run on the branch the fit puts it, until none moves): the runs
+     bound by the read bandwidth give nothing but their repeats from cache, which the quick
+     calibration's implicit member with repeated folding indices provides (f = 1/8),
    * `ms`, `ms_wide` = median of (modswitch seconds − its NTT time) / its count, over the runs
      with fewer / with three or more CRT primes,
    * `parse` = median over the stream variants' runs of (expansion − its NTT time) / parse count,
@@ -27,7 +30,8 @@ Owns the fitting of the cost model (cost.py) to this machine:
      `tile` the same as `auto` over the conversions per query coefficient tiled;
      `compose` = 0 (the CRT composition is inside each width's digit cost),
    * `stage_scale[s]` = median over sets of measured / predicted seconds of stage s (over the
-     runs where stage s took at least MIN_SCALE_SECONDS, if any).
+     runs where stage s took at least MIN_SCALE_SECONDS, if any), but the first dimension's
+     (1: fd and fdout are fitted to its seconds directly).
 The result is a `Profile` (CPU model, date, sources) written as JSON.
 """
 
@@ -50,7 +54,10 @@ from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.models.cost import (
     STAGES,
     Profile,
+    db_reads,
+    first_dim_memory,
     params_db_bytes,
+    params_query_bytes,
     server_seconds,
     stage_op_counts,
     stage_seconds,
@@ -175,18 +182,24 @@ def fit(kernel: Kernels, runs: Sequence[tuple[Parameters, dict[str, Any]]],
 
     base = profile({"mac": kernel.mac, "decomp": 0.0, "auto": 0.0, "parse": 0.0, "fd": 0.0,
                     "fdout": 0.0, "ms": 0.0})
-    counts = [(p, stage_op_counts(p), stage_times(rep), bool(rep.get("implicit_db")))
-              for p, rep in runs]
-    # the first dimension's compute cost: from runs whose database is not read at the memory
-    # bandwidth's limit (small calibration databases: the kernel is compute bound)
-    resident = [x for x in counts
-                if kernel.read_bytes_per_second <= 0 or x[2].get("first_dimension", 0)
-                > 1.5 * params_db_bytes(x[0]) / kernel.read_bytes_per_second] or counts
-    fd, fdout = _nnls(
-        np.array([[c["first_dimension"]["fd"] / st["first_dimension"],
-                   c["first_dimension"]["fdout"] / st["first_dimension"]]
-                  for _, c, st, _ in resident if st.get("first_dimension", 0) > 0]),
-        np.ones(sum(1 for _, _, st, _ in resident if st.get("first_dimension", 0) > 0)))
+    every = [(p, stage_op_counts(p), stage_times(rep), report_layout(p, rep))
+             for p, rep in runs]
+    # a run that repeats folding indices times its shape's other stages again: only its first
+    # dimension is fitted on
+    counts = [x for x in every if not x[3][1]] or every
+    fd_runs = []
+    for p, c, st, layout in every:
+        if st.get("first_dimension", 0) <= 0:
+            continue
+        distinct, memory = db_reads(p, *layout)
+        fraction = memory / params_db_bytes(p)
+        distinct, memory = first_dim_memory(memory, distinct, params_query_bytes(p),
+                                            kernel.cache_bytes)
+        mem_s = (memory / kernel.read_bytes_per_second if kernel.read_bytes_per_second > 0
+                 and distinct > kernel.cache_bytes else 0.0)
+        fd_runs.append(FirstDimRun(c["first_dimension"]["fd"], c["first_dimension"]["fdout"],
+                                   fraction, mem_s, st["first_dimension"]))
+    fd, fdout = _fit_first_dim(fd_runs)
     def ms_fit(kind: str) -> float:
         vals = [max(0.0, st["modswitch"] - c["modswitch"]["ntt"] * base.ntt(p.poly_len))
                 / c["modswitch"][kind] for p, c, st, _ in counts if c["modswitch"][kind] > 0]
@@ -243,15 +256,73 @@ def fit(kernel: Kernels, runs: Sequence[tuple[Parameters, dict[str, Any]]],
                     "compose": comp, "auto": aut, "parse": parse, "tile": tile, "fd": fd,
                     "fdout": fdout,
                     "ms": ms, "ms_wide": ms_wide})
-    scale: dict[str, float] = {}
-    for stage in STAGES:
-        use = resident if stage == "first_dimension" else counts
-        ratios = [(st[stage] / pred, st[stage]) for p, _, st, imp in use
-                  if (pred := stage_seconds(p, prof, imp)[stage]) > 0 and st.get(stage, 0) > 0]
+    scale: dict[str, float] = {"first_dimension": 1.0}
+    for stage in (s for s in STAGES if s != "first_dimension"):
+        ratios = [(st[stage] / pred, st[stage]) for p, _, st, layout in counts
+                  if (pred := stage_seconds(p, prof, *layout)[stage]) > 0
+                  and st.get(stage, 0) > 0]
         # stages timed at a few milliseconds or more carry the scale (short ones are noisy)
         long = [r for r, secs in ratios if secs >= MIN_SCALE_SECONDS]
         scale[stage] = statistics.median(long or [r for r, _ in ratios]) if ratios else 1.0
     return profile(prof.op_seconds, scale)
+
+
+def report_layout(p: Parameters, rep: dict[str, Any]) -> tuple[bool, bool, int]:
+    """(implicit_db, repeated_folding, phys_j) of a bench report's database (cost.db_reads):
+    the layout it reports (`implicit_layout`), else, from drivers that do not report it, the
+    default layout's, repeating folding indices when one computation instance is larger than
+    the process ever held (its peak memory)."""
+    if not rep.get("implicit_db"):
+        return False, False, 0
+    layout = rep.get("implicit_layout")
+    if isinstance(layout, dict) and int(layout.get("folding", 0)) > 0:
+        phys_j = int(layout["folding"])
+        return True, phys_j < (1 << p.nu_2), phys_j
+    if not rep.get("peak_memory_bytes"):
+        return True, False, 0
+    comp_instances = p.instances * (p.n * p.n if p.variant in ("pack", "stream_pack") else 1)
+    per_instance = float(rep["preprocessed_db_bytes"]) / comp_instances
+    return True, per_instance > float(rep["peak_memory_bytes"]), 0
+
+
+@dataclass(frozen=True)
+class FirstDimRun:
+    """One run's first dimension for the fd/fdout fit: its op counts, the fraction f of its
+    words read from memory, its memory seconds (0: cache resident) and its measured seconds."""
+
+    words: float
+    outputs: float
+    read_fraction: float
+    memory_seconds: float
+    seconds: float
+
+
+def _fit_first_dim(runs: Sequence[FirstDimRun], rounds: int = 20) -> tuple[float, float]:
+    """(fd, fdout) minimising the relative errors of max(f·words·fd + outputs·fdout, memory)
+    + (1 − f)·words·fd over the runs (non-negative): each run on its branch of the max under
+    the current solution (compute at the start), solved linearly, until no run changes branch.
+    A run on the memory branch with nothing repeated from cache says nothing about them."""
+    compute = [True] * len(runs)
+    sol = (0.0, 0.0)
+    for _ in range(rounds):
+        rows, rhs = [], []
+        for r, on_compute in zip(runs, compute, strict=True):
+            if on_compute:
+                rows.append([r.words / r.seconds, r.outputs / r.seconds])
+                rhs.append(1.0)
+            elif r.read_fraction < 1.0:
+                rows.append([(1.0 - r.read_fraction) * r.words / r.seconds, 0.0])
+                rhs.append(1.0 - r.memory_seconds / r.seconds)
+        if not rows:
+            break
+        sol = _nnls(np.array(rows), np.array(rhs))
+        fd, fdout = sol
+        now = [r.read_fraction * r.words * fd + r.outputs * fdout >= r.memory_seconds
+               for r in runs]
+        if now == compute:
+            break
+        compute = now
+    return sol
 
 
 def stage_times(rep: dict[str, Any]) -> dict[str, float]:
@@ -335,7 +406,7 @@ def prediction_errors(profile: Profile, runs: Sequence[tuple[Parameters, dict[st
     """(params hash, predicted, measured) total server seconds for each run."""
     out = []
     for p, rep in runs:
-        pred = server_seconds(p, profile, bool(rep.get("implicit_db")))
+        pred = server_seconds(p, profile, *report_layout(p, rep))
         out.append((p.params_hash().hex(), pred, measured_seconds(rep)))
     return out
 

@@ -9,7 +9,9 @@ Steps, each reported to `step(done, total, message)`:
    the validation suite and from the checked-in builds), planned and generated under the work
    directory and built where `spiralpir build` builds (kept: a second run builds nothing),
    each benchmarked single-threaded (`repeat` bench processes, the minimum) and, for the
-   thread members, at 2 threads and at every core when the machine has more;
+   thread members, at 2 threads and at every core when the machine has more; the REPEATS
+   members once more single-threaded on an implicit database that repeats folding indices
+   (the first dimension's words from cache: the largest shapes' implicit databases);
 3. the fit (measure/calibrate.py), the first dimension's own read bandwidth and the thread
    scaling (measure/scaling.py).
 """
@@ -57,6 +59,13 @@ QUICK_MEMBERS = (
     ("cal2e10x16kb", "pack", False),
     ("cal2e10x100kb", "spiral", False),
 )
+# (quick member, variant, MiB of distinct data): its database again, implicit, with folding
+# indices repeated cyclically over that much data (above the last-level cache, as the largest
+# shapes' 1 GiB), so that 7/8 of its first dimension's words come from the core's cache
+# (cal2e18x128b: 512 MiB over 256 folding indices, 32 of them stored): the kernel's compute
+# rate, which no database read from memory shows
+REPEATS = (("cal2e18x128b", "spiral", 64.0),)
+REPEATS_SUFFIX = "_repeats"
 
 
 def thread_counts(cores: int | None = None) -> list[int]:
@@ -94,8 +103,10 @@ def min_report(reps: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return best
 
 
-def measure(inst: builder.Instance, threads: int, trials: int, repeat: int) -> dict[str, Any]:
-    reps = [run_bench(inst, threads=threads, trials=trials) for _ in range(repeat)]
+def measure(inst: builder.Instance, threads: int, trials: int, repeat: int,
+            repeat_folding_mib: float | None = None) -> dict[str, Any]:
+    reps = [run_bench(inst, threads=threads, trials=trials,
+                      repeat_folding_mib=repeat_folding_mib) for _ in range(repeat)]
     if not all(r["correct"] for r in reps):
         raise SpiralpirError(f"{inst.name}: the benchmark decoded wrong records")
     return min_report(reps)
@@ -123,7 +134,8 @@ def quick_calibrate(work: Path, step: Step, *, arith_bench: Path | None = None,
     """The profile of this machine and the runs it was fitted on (name, params, threads,
     report), in the order measured."""
     counts = thread_counts(cores)
-    total = 2 + sum(1 + (len(counts) if many else 0) for _, _, many in QUICK_MEMBERS)
+    total = 2 + sum(1 + (len(counts) if many else 0) for _, _, many in QUICK_MEMBERS) \
+        + len(REPEATS)
     done = 0
     step(done, total, "kernel microbenchmarks")
     kern, src, report = kernels_of(arith_bench, build_dir, step, done, total)
@@ -132,16 +144,25 @@ def quick_calibrate(work: Path, step: Step, *, arith_bench: Path | None = None,
         (work / "runs" / "quick-arith.json").write_text(json.dumps(report, indent=1) + "\n")
     done += 1
     runs: list[dict[str, Any]] = []
+    built: dict[tuple[str, str], tuple[builder.Instance, dict[str, Any]]] = {}
     for name, variant, many in QUICK_MEMBERS:
         shape = _shape(name)
         label = instance_name(shape, variant)
         step(done, total, f"{label}: plan, generate, build")
         inst, lit = prepare(shape, variant, work, build_dir=builder.build_root(build_dir))
+        built[(name, variant)] = inst, lit
         for t in [1, *(counts if many else [])]:
             step(done, total, f"{label}: benchmark, {t} thread(s) (load {loadavg()})")
             runs.append({"name": label, "params": lit, "threads": t,
                          "report": measure(inst, t, trials, repeat)})
             done += 1
+    for name, variant, mib in REPEATS:
+        inst, lit = built[(name, variant)]
+        label = instance_name(_shape(name), variant) + REPEATS_SUFFIX
+        step(done, total, f"{label}: benchmark, 1 thread (load {loadavg()})")
+        runs.append({"name": label, "params": lit, "threads": 1,
+                     "report": measure(inst, 1, trials, repeat, repeat_folding_mib=mib)})
+        done += 1
     step(done, total, "fit")
     prof = fit_runs(kern, [(Parameters.from_literal(r["params"]), r["report"]) for r in runs],
                     f"{src}; stages: the quick calibration shapes at threads 1, {counts}; "
@@ -162,11 +183,13 @@ def fit_runs(kern: Kernels, runs: Sequence[tuple[Parameters, dict[str, Any]]],
     if bw > 0:
         kern = Kernels(kern.ntt_seconds, kern.mac, kern.path, bw, kern.cache_bytes)
     prof = fit(kern, ones, source=source)
-    single = {p.params_hash(): rep for p, rep in ones}
+    # paired by parameters and database kind (a REPEATS run shares its member's parameters)
+    single = {(p.params_hash(), bool(rep.get("implicit_db"))): rep for p, rep in ones}
     pairs = []
     for p, rep in runs:
-        if int(rep.get("threads", 1)) > 1 and p.params_hash() in single:
-            pairs.append((p, single[p.params_hash()], rep))
+        key = (p.params_hash(), bool(rep.get("implicit_db")))
+        if int(rep.get("threads", 1)) > 1 and key in single:
+            pairs.append((p, single[key], rep))
     return fit_threads(prof, pairs)
 
 

@@ -34,7 +34,7 @@ from spiralpir.optimizer import codegen
 from spiralpir.optimizer.build import builder
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.measure.bench import run_bench
-from spiralpir.optimizer.measure.calibrate import cpu_model, stage_times
+from spiralpir.optimizer.measure.calibrate import cpu_model, report_layout, stage_times
 from spiralpir.optimizer.measure.scaling import uncontended_seconds
 from spiralpir.optimizer.models.cost import STAGES, Profile, split_seconds
 from spiralpir.optimizer.models.parallel import wall_stage_seconds
@@ -160,13 +160,8 @@ def record(lit: dict[str, Any], rep: dict[str, Any], totals: list[float], comman
 
 
 def repeated_folding(p: Parameters, rep: dict[str, Any]) -> bool:
-    """Whether a bench report's implicit database repeats folding indices (cost.db_reads):
-    one computation instance is larger than the process ever held (its peak memory)."""
-    if not rep.get("implicit_db") or not rep.get("peak_memory_bytes"):
-        return False
-    comp_instances = p.instances * (p.n * p.n if p.variant in ("pack", "stream_pack") else 1)
-    per_instance = float(rep["preprocessed_db_bytes"]) / comp_instances
-    return per_instance > float(rep["peak_memory_bytes"])
+    """Whether a bench report's implicit database repeats folding indices (cost.db_reads)."""
+    return report_layout(p, rep)[1]
 
 
 def compare(p: Parameters, rep: dict[str, Any], profile: Profile) -> dict[str, Any]:
@@ -175,7 +170,7 @@ def compare(p: Parameters, rep: dict[str, Any], profile: Profile) -> dict[str, A
     (single-thread: CPU seconds; several threads: wall seconds)."""
     implicit = bool(rep.get("implicit_db"))
     threads = int(rep.get("threads", 1))
-    pred = wall_stage_seconds(p, profile, threads, implicit, repeated_folding(p, rep))
+    pred = wall_stage_seconds(p, profile, threads, *report_layout(p, rep))
     meas = stage_times(rep) if threads == 1 else {k: float(v) for k, v in rep["stages"].items()}
     if "packing" not in meas:
         pred = {**pred, "modswitch": pred["modswitch"] + pred["packing"], "packing": 0.0}

@@ -51,13 +51,20 @@ first_dim.hpp, prepared.hpp, server.hpp), stage names as its timings:
                  the computation secret, no ScalToMat; parsing them costs the same NTTs);
                  then the tiling of the 2^nu_1 first-dimension query matrices: tile
                  2^nu_1·(n+1)·n·d·L
-  first_dimension max(compute, memory): compute = fd · inst·2^(nu_1+nu_2)·n²·d·L·(n+1)
-                 + fdout · inst·2^nu_2·(n+1)·n·d·L;
-                 memory = preprocessed database bytes (4·inst·2^(nu_1+nu_2)·n²·d·L) / the
-                 profile's single-thread read bandwidth (calibration: the kernel's own rate on
-                 a database far larger than the cache), when the database is larger than the
-                 last-level cache (else it stays cache resident between queries; the bench
-                 drivers' implicit database: its distinct part, at least 1 GiB, decides)
+  first_dimension max(f·words + outputs, memory) + (1 − f)·words: words = fd ·
+                 inst·2^(nu_1+nu_2)·n²·d·L·(n+1) (the kernel's multiply-adds, its database
+                 words in cache), outputs = fdout · inst·2^nu_2·(n+1)·n·d·L; memory = the
+                 database bytes read from memory (4·inst·2^(nu_1+nu_2)·n²·d·L, or f of them)
+                 / the profile's single-thread read bandwidth (calibration: the kernel's own
+                 rate on a database far larger than the cache), when the distinct data is
+                 larger than the last-level cache (else it stays cache resident between
+                 queries; the bench drivers' implicit database: its distinct part, at least
+                 1 GiB, decides; the tiled query, 4·2^nu_1·(n+1)·n·d·L bytes, adds to both
+                 and is read from memory once when it exceeds the cache itself: at n = 4,
+                 nu_2 = 0 it is larger than the database). f = 1 but for an implicit
+                 database that repeats folding indices (db_reads): of every pass over i the
+                 repeats of its phys_j distinct blocks come from cache, so only
+                 f = phys_j / 2^nu_2 of the words wait on memory
   folding        inst·(2^nu_2 − 1) · [ntt (n+1)n(1+t_gsw)L, decomp (n+1)n·t_gsw·L·d,
                  compose (n+1)n·L²d, mac (n+1)²n·t_gsw·L·d]
   packing        (pack variants) per response instance: ntt n²(t_conv+1)L, decomp n²·t_conv·L·d,
@@ -193,22 +200,54 @@ def db_bytes(d: int, L: int, n: int, nu1: int, nu2: int, inst: int, rows: int | 
     return 4.0 * inst * (2.0**nu1 if rows is None else rows) * 2.0**nu2 * n * n * d * L
 
 
+def first_dim_parts(ops: dict[str, Any], d: int, profile: Profile, read_fraction: float = 1.0
+                    ) -> tuple[Any, Any]:
+    """The first dimension's compute seconds (single thread) as (the part that overlaps the
+    memory reads: the words read from memory and the outputs, the part that does not: the
+    words repeated from cache); read_fraction: the words read from memory (db_reads)."""
+    words = ops["fd"] * profile.op_cost("fd", d)
+    outputs = ops["fdout"] * profile.op_cost("fdout", d)
+    s = profile.scale("first_dimension")
+    return (read_fraction * words + outputs) * s, (1.0 - read_fraction) * words * s
+
+
+def query_bytes(variant: str, d: int, L: int, n: int, nu1: int) -> float:
+    """Bytes of the first dimension's tiled query (FirstDim::Query: u32 words, every row)."""
+    nc = 1 if variant in ("pack", "stream_pack") else n
+    return 4.0 * 2.0**nu1 * (nc + 1) * nc * d * L
+
+
+def first_dim_memory(streamed_bytes: float, distinct_bytes: float, query: float,
+                     cache_bytes: float) -> tuple[float, float]:
+    """(distinct bytes, bytes read from memory) of a first dimension with its tiled query:
+    the query is read from memory once when it does not fit the cache itself (every task
+    reads its slice of it beside the database)."""
+    return (distinct_bytes + query,
+            streamed_bytes + (query if query > cache_bytes else 0.0))
+
+
 def seconds_of_counts(counts: dict[str, dict[str, Any]], d: int, profile: Profile,
-                      streamed_bytes: float, distinct_bytes: float | None = None
-                      ) -> dict[str, Any]:
-    """Per-stage single-thread seconds of op counts. The first dimension takes the larger of
-    its compute time and its memory time (streamed_bytes / read bandwidth), the latter only
-    when the distinct data (default: all of it) exceeds the last-level cache."""
+                      streamed_bytes: float, distinct_bytes: float | None = None,
+                      read_fraction: float = 1.0, query: float = 0.0) -> dict[str, Any]:
+    """Per-stage single-thread seconds of op counts. The first dimension (module docstring):
+    the larger of its compute on the words read from memory (read_fraction of them) and its
+    memory time (streamed_bytes, the database bytes read from memory, and the query's bytes
+    `query` when it exceeds the cache, / read bandwidth; only when the distinct data, default
+    all of the database, and the query exceed the last-level cache), plus its compute on the
+    words repeated from cache."""
     out: dict[str, Any] = {}
     for stage, ops in counts.items():
         t: Any = 0.0
         for op, c in ops.items():
             t = t + c * profile.op_cost(op, d)
         out[stage] = t * profile.scale(stage)
-    distinct = streamed_bytes if distinct_bytes is None else distinct_bytes
+    streamed, cached = first_dim_parts(counts["first_dimension"], d, profile, read_fraction)
+    distinct, memory = first_dim_memory(
+        streamed_bytes, streamed_bytes if distinct_bytes is None else distinct_bytes, query,
+        profile.cache_bytes)
     if profile.read_bytes_per_second > 0 and distinct > profile.cache_bytes:
-        out["first_dimension"] = np.maximum(out["first_dimension"],
-                                            streamed_bytes / profile.read_bytes_per_second)
+        streamed = np.maximum(streamed, memory / profile.read_bytes_per_second)
+    out["first_dimension"] = streamed + cached
     return out
 
 
@@ -227,14 +266,15 @@ def params_db_bytes(p: Parameters) -> float:
     return db_bytes(p.poly_len, len(p.moduli), p.n, p.nu_1, p.nu_2, p.instances, p.rows_stored)
 
 
-def db_reads(p: Parameters, implicit_db: bool = False, repeated_folding: bool = False
-             ) -> tuple[float, float]:
+def db_reads(p: Parameters, implicit_db: bool = False, repeated_folding: bool = False,
+             phys_j: int = 0) -> tuple[float, float]:
     """(distinct bytes, bytes read from memory) of one first dimension. implicit_db: the bench
     drivers' implicit database (≥ 1 GiB of distinct data addressed cyclically); repeated_folding:
     one of its instances alone exceeds the drivers' memory budget, so it repeats folding
-    indices (j mod phys_j, phys_j the smallest power of two holding 1 GiB): within an
-    L1-sized pass over i the task reads only the phys_j distinct blocks from memory, the
-    repeats from cache (bench_report.hpp implicit_db_layout, first_dim.hpp task_avx512)."""
+    indices (j mod phys_j; phys_j: as its report gives it, 0: the smallest power of two holding
+    1 GiB): within an L1-sized pass over i the task reads only the phys_j distinct blocks from
+    memory, the repeats (a pass's distinct pieces: a few hundred KiB) from its core's cache
+    (bench_report.hpp implicit_db_layout, first_dim.hpp task_avx512)."""
     streamed = params_db_bytes(p)
     if not implicit_db:
         return streamed, streamed
@@ -243,24 +283,45 @@ def db_reads(p: Parameters, implicit_db: bool = False, repeated_folding: bool = 
     pack = p.variant in ("pack", "stream_pack")
     folds = 1 << p.nu_2
     per_j = streamed / (p.instances * (p.n * p.n if pack else 1)) / folds
-    phys_j = 1
-    while phys_j < folds and per_j * phys_j < IMPLICIT_DB_MIN_DISTINCT:
-        phys_j *= 2
+    if phys_j <= 0:
+        phys_j = 1
+        while phys_j < folds and per_j * phys_j < IMPLICIT_DB_MIN_DISTINCT:
+            phys_j *= 2
+    phys_j = min(phys_j, folds)
     return per_j * phys_j, streamed * phys_j / folds
 
 
 def stage_seconds(p: Parameters, profile: Profile, implicit_db: bool = False,
-                  repeated_folding: bool = False) -> dict[str, float]:
-    """Predicted single-thread seconds of every server stage. implicit_db, repeated_folding:
-    the bench drivers' implicit database (db_reads)."""
-    distinct, memory = db_reads(p, implicit_db, repeated_folding)
-    secs = seconds_of_counts(_counts_of(p), p.poly_len, profile, memory, distinct)
+                  repeated_folding: bool = False, phys_j: int = 0) -> dict[str, float]:
+    """Predicted single-thread seconds of every server stage. implicit_db, repeated_folding,
+    phys_j: the bench drivers' implicit database (db_reads)."""
+    distinct, memory = db_reads(p, implicit_db, repeated_folding, phys_j)
+    secs = seconds_of_counts(_counts_of(p), p.poly_len, profile, memory, distinct,
+                             memory / params_db_bytes(p), params_query_bytes(p))
     return {k: float(v) for k, v in secs.items()}
 
 
+def params_query_bytes(p: Parameters) -> float:
+    return query_bytes(p.variant, p.poly_len, len(p.moduli), p.n, p.nu_1)
+
+
+def first_dim_split(p: Parameters, profile: Profile, implicit_db: bool = False,
+                    repeated_folding: bool = False, phys_j: int = 0
+                    ) -> tuple[float, float, float, float]:
+    """(distinct bytes, bytes read from memory, compute overlapping them, compute on the
+    repeats from cache) of one first dimension with its query: first_dim_parts of db_reads'
+    layout."""
+    distinct, memory = db_reads(p, implicit_db, repeated_folding, phys_j)
+    streamed, cached = first_dim_parts(stage_op_counts(p)["first_dimension"], p.poly_len,
+                                       profile, memory / params_db_bytes(p))
+    distinct, memory = first_dim_memory(memory, distinct, params_query_bytes(p),
+                                        profile.cache_bytes)
+    return distinct, memory, float(streamed), float(cached)
+
+
 def server_seconds(p: Parameters, profile: Profile, implicit_db: bool = False,
-                   repeated_folding: bool = False) -> float:
-    return sum(stage_seconds(p, profile, implicit_db, repeated_folding).values())
+                   repeated_folding: bool = False, phys_j: int = 0) -> float:
+    return sum(stage_seconds(p, profile, implicit_db, repeated_folding, phys_j).values())
 
 
 def split_seconds(secs: dict[str, Any]) -> tuple[Any, Any]:

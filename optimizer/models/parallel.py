@@ -11,8 +11,9 @@ into wall seconds:
   wall(stage, T) = seconds(stage, 1) × Σ_jobs makespan(job, T) / Σ_jobs work(job) × slowdown(T)
 
 with the profile's measured `slowdown` (each thread's compute when T run at once). The first
-dimension, when its database does not stay cache resident, takes at least its bytes over the
-bandwidth T threads reach together (the profile's `threads[T].read_bytes_per_second`).
+dimension, when its database does not stay cache resident, takes at least its bytes read from
+memory over the bandwidth T threads reach together (the profile's
+`threads[T].read_bytes_per_second`), plus its compute on the words repeated from cache (cost.py).
 
 Jobs per stage (stages.hpp, prepared.hpp, first_dim.hpp, packing.hpp), with the op counts of
 cost.py (ks(t) ∝ key switch with gadget t):
@@ -32,7 +33,7 @@ import heapq
 import math
 from collections.abc import Sequence
 
-from spiralpir.optimizer.models.cost import STAGES, Profile, db_reads, stage_seconds
+from spiralpir.optimizer.models.cost import STAGES, Profile, first_dim_split, stage_seconds
 from spiralpir.optimizer.models.noise import direct_first
 from spiralpir.optimizer.params.parameters import Parameters
 
@@ -113,25 +114,27 @@ def parallel_fraction(jobs: list[Job], threads: int) -> float:
 
 
 def wall_stage_seconds(p: Parameters, profile: Profile, threads: int = 1,
-                       implicit_db: bool = False, repeated_folding: bool = False
-                       ) -> dict[str, float]:
+                       implicit_db: bool = False, repeated_folding: bool = False,
+                       phys_j: int = 0) -> dict[str, float]:
     """Predicted wall seconds of every stage at `threads` server threads (1: the cost model's
-    single-thread seconds; implicit_db, repeated_folding: cost.db_reads)."""
-    single = stage_seconds(p, profile, implicit_db, repeated_folding)
+    single-thread seconds; implicit_db, repeated_folding, phys_j: cost.db_reads)."""
+    single = stage_seconds(p, profile, implicit_db, repeated_folding, phys_j)
     if threads <= 1:
         return single
     sc = profile.scaling(threads)
     jobs = stage_jobs(p, profile)
     out = {s: secs * parallel_fraction(jobs[s], threads) * sc.slowdown
            for s, secs in single.items()}
-    distinct, memory = db_reads(p, implicit_db, repeated_folding)
+    distinct, memory, streamed, cached = first_dim_split(p, profile, implicit_db,
+                                                         repeated_folding, phys_j)
+    k = parallel_fraction(jobs["first_dimension"], threads) * sc.slowdown
     if profile.read_bytes_per_second > 0 and distinct > profile.cache_bytes:
         bw = sc.read_bytes_per_second or profile.read_bytes_per_second * threads
-        out["first_dimension"] = max(out["first_dimension"], memory / bw)
+        out["first_dimension"] = max(streamed * k, memory / bw) + cached * k
     return out
 
 
 def wall_seconds(p: Parameters, profile: Profile, threads: int = 1,
-                 implicit_db: bool = False) -> float:
-    return sum(wall_stage_seconds(p, profile, threads, implicit_db).values())
+                 implicit_db: bool = False, repeated_folding: bool = False) -> float:
+    return sum(wall_stage_seconds(p, profile, threads, implicit_db, repeated_folding).values())
 

@@ -57,7 +57,7 @@ class Profile:
     cpu_model: str
     date: str
     ntt_seconds: dict[int, float]  # poly_len -> seconds per residue NTT
-    op_seconds: dict[str, float]  # mac, decomp, auto, fd, ms -> seconds per unit
+    op_seconds: dict[str, float]  # each op of _FITTED (cost.py OPS but ntt) -> seconds per unit
     stage_scale: dict[str, float] = field(default_factory=dict)
     read_bytes_per_second: float = 0.0  # single-thread streaming read; 0: not modelled
     cache_bytes: float = 0.0  # last-level cache; databases up to this size stay resident

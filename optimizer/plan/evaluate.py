@@ -35,6 +35,7 @@ from spiralpir.optimizer.models.cost import (
     Profile,
     db_bytes,
     op_counts,
+    query_bytes,
     seconds_of_counts,
     split_seconds,
 )
@@ -261,7 +262,8 @@ def time_split(variant: str, s: Structure, g: Grid, profile: Profile, query_buck
     counts = op_counts(variant, d, L, s.n, s.nu_1, s.nu_2, s.instances, g.tl, g.tr, g.tc, g.tg,
                        query_buckets, s.rows)
     secs = seconds_of_counts(counts, d, profile,
-                             db_bytes(d, L, s.n, s.nu_1, s.nu_2, s.instances, s.rows))
+                             db_bytes(d, L, s.n, s.nu_1, s.nu_2, s.instances, s.rows),
+                             query=query_bytes(variant, d, L, s.n, s.nu_1))
     one_time, per_db = split_seconds(secs)
     shape = np.broadcast(g.tl, g.tr, g.tc, g.tg).shape
     return (np.broadcast_to(np.asarray(one_time, dtype=np.float64), shape),

@@ -86,6 +86,13 @@ def test_demo_full_size_measures_the_plan(instances: dict) -> None:
         assert report[key] == full[key], (key, report[key], full[key])
         if key in doc["estimate"]:
             assert report[key] == doc["estimate"][key], key
+    # the calibration's implicit database that repeats folding indices (1 MiB distinct: a
+    # few of the 2^nu_2), still answered correctly, its layout reported
+    rep = run_bench(inst, trials=1, threads=2, timeout=900, repeat_folding_mib=1)
+    assert rep["correct"] is True and rep["implicit_db"] is True
+    folds = 1 << doc["params"]["nu_2"]
+    assert 1 <= rep["implicit_layout"]["folding"] < folds
+    assert rep["implicit_layout"]["instances"] == 1
 
 
 # Shape classes the optimizer may emit that no checked-in build has, generated from the demo's

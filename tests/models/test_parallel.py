@@ -9,7 +9,9 @@ import pytest
 from spiralpir.optimizer.models.cost import (
     STAGES,
     db_reads,
+    first_dim_parts,
     params_db_bytes,
+    query_bytes,
     stage_op_counts,
     stage_seconds,
 )
@@ -85,8 +87,10 @@ def test_memory_bound_first_dimension_reads_at_the_threads_bandwidth() -> None:
     doc.update(cache_bytes=1.0, read_bytes_per_second=1e9,
                threads={"2": {"slowdown": 1.0, "read_bytes_per_second": 1.5e9}})
     prof = Profile.from_dict(doc)
+    # the database and the tiled query (above this cache too)
+    read = params_db_bytes(p) + query_bytes(p.variant, p.poly_len, len(p.moduli), p.n, p.nu_1)
     assert wall_stage_seconds(p, prof, 2)["first_dimension"] == pytest.approx(
-        max(params_db_bytes(p) / 1.5e9, stage_seconds(p, prof)["first_dimension"] / 2))
+        max(read / 1.5e9, stage_seconds(p, prof)["first_dimension"] / 2))
     # no measured bandwidth at 2 threads: twice the single thread's
     doc["threads"] = {"2": {"slowdown": 1.0, "read_bytes_per_second": 0.0}}
     prof = Profile.from_dict(doc)
@@ -179,7 +183,8 @@ def test_implicit_database_reads() -> None:
     per_j = streamed / 256
     assert db_reads(p, implicit_db=True, repeated_folding=True) == (per_j * 128, streamed / 2)
     doc = Profile.shipped().to_dict()
-    doc.update(cache_bytes=1.0, read_bytes_per_second=1e9, op_seconds={
+    # a cache that holds the tiled query (8 MiB), not the database
+    doc.update(cache_bytes=float(16 << 20), read_bytes_per_second=1e9, op_seconds={
         **doc["op_seconds"], "fd": 0.0, "fdout": 0.0},
         threads={"2": {"slowdown": 1.0, "read_bytes_per_second": 2e9}})
     prof = Profile.from_dict(doc)
@@ -200,3 +205,86 @@ def test_the_report_tells_a_repeated_folding_layout() -> None:
     assert repeated_folding(p, rep)
     assert not repeated_folding(p, {**rep, "peak_memory_bytes": 3 * 2**30})
     assert not repeated_folding(p, {**rep, "implicit_db": False})
+
+
+def test_repeated_folding_words_come_from_cache() -> None:
+    """An implicit database that repeats folding indices: the words of its distinct blocks
+    overlap the memory reads, the repeats (from the core's cache) add their compute after
+    them, at every thread count: max(f·words + outputs, memory) + (1 − f)·words."""
+    p = _params(nu_1=9, nu_2=8)
+    streamed = params_db_bytes(p)
+    doc = Profile.shipped().to_dict()
+    # a cache that holds the tiled query (8 MiB), not the distinct blocks (256 MiB)
+    doc.update(cache_bytes=float(16 << 20), read_bytes_per_second=1e9, stage_scale={},
+               threads={"2": {"slowdown": 1.25, "read_bytes_per_second": 2e9}})
+    prof = Profile.from_dict(doc)
+    ops = stage_op_counts(p)["first_dimension"]
+    words = ops["fd"] * prof.op_cost("fd", p.poly_len)
+    outputs = ops["fdout"] * prof.op_cost("fdout", p.poly_len)
+    # phys_j = 32 of 256 (as a report gives it): f = 1/8 read from memory
+    assert db_reads(p, True, True, 32) == (streamed / 256 * 32, streamed / 8)
+    memory = streamed / 8 / 1e9
+    assert memory > words / 8 + outputs  # the distinct part waits on memory
+    assert stage_seconds(p, prof, True, True, 32)["first_dimension"] == pytest.approx(
+        memory + words * 7 / 8)
+    k = parallel_fraction(stage_jobs(p, prof)["first_dimension"], 2) * 1.25
+    assert wall_stage_seconds(p, prof, 2, True, True, 32)["first_dimension"] == pytest.approx(
+        max((words / 8 + outputs) * k, streamed / 8 / 2e9) + words * 7 / 8 * k)
+    # nothing repeated: the larger of compute and memory, as for a database read once
+    assert stage_seconds(p, prof)["first_dimension"] == pytest.approx(
+        max(words + outputs, streamed / 1e9))
+
+
+def test_the_report_gives_its_implicit_layout() -> None:
+    """calibrate.report_layout: a driver that reports its implicit layout is taken at its
+    word (the folding indices it stores), without the peak-memory guess."""
+    from spiralpir.optimizer.measure.calibrate import report_layout
+
+    p = _params(nu_1=9, nu_2=8)
+    rep = {"implicit_db": True, "preprocessed_db_bytes": params_db_bytes(p),
+           "peak_memory_bytes": 3 * 2**30, "implicit_layout": {"instances": 1, "folding": 32}}
+    assert report_layout(p, rep) == (True, True, 32)
+    assert report_layout(p, {**rep, "implicit_layout": {"instances": 1, "folding": 256}}) == (
+        True, False, 256)
+    assert report_layout(p, {k: v for k, v in rep.items() if k != "implicit_layout"}) == (
+        True, False, 0)
+    assert report_layout(p, {**rep, "implicit_db": False}) == (False, False, 0)
+
+
+def test_first_dimension_fit_takes_its_compute_from_the_repeats() -> None:
+    """calibrate._fit_first_dim: runs bound by the read bandwidth say nothing about the
+    kernel's compute (the old fit read it as compute and charged every word at memory speed);
+    a run whose words mostly repeat from cache and one compute-bound run recover fd and fdout."""
+    from spiralpir.optimizer.measure.calibrate import FirstDimRun, _fit_first_dim
+
+    fd, fdout = 2.5e-11, 2e-9
+
+    def run(words: float, outputs: float, f: float, memory: float) -> FirstDimRun:
+        t = max(f * words * fd + outputs * fdout, memory) + (1 - f) * words * fd
+        return FirstDimRun(words, outputs, f, memory, t)
+
+    runs = [run(2.7e8, 2e6, 1.0, 0.0216),  # memory bound
+            run(3.4e7, 5e5, 1.0, 0.0027),  # memory bound
+            run(2.7e8, 2e6, 1 / 8, 0.0027),  # repeats from cache
+            run(4.5e8, 2.4e6, 1.0, 0.0120)]  # compute bound
+    assert runs[0].seconds == 0.0216 and runs[1].seconds == 0.0027
+    got = _fit_first_dim(runs)
+    assert got == pytest.approx((fd, fdout), rel=1e-6)
+
+
+def test_a_query_larger_than_the_cache_is_read_beside_the_database() -> None:
+    """The tiled query (4·2^nu_1·(n+1)·n·d·L bytes) is read from memory once when it does not
+    fit the cache itself: at n = 4 with one folding index it outweighs the database."""
+    p = _params(n=4, nu_1=8, nu_2=0, poly_len=1024)
+    q = query_bytes(p.variant, p.poly_len, len(p.moduli), p.n, p.nu_1)
+    assert q == 4 * 256 * 5 * 4 * 1024 * len(p.moduli) > params_db_bytes(p)
+    doc = Profile.shipped().to_dict()
+    doc.update(cache_bytes=q / 2, read_bytes_per_second=1e9, stage_scale={}, threads={})
+    prof = Profile.from_dict(doc)
+    secs = stage_seconds(p, prof)["first_dimension"]
+    assert secs == pytest.approx((params_db_bytes(p) + q) / 1e9)
+    # a query the cache holds costs nothing more
+    small = Profile.from_dict({**doc, "cache_bytes": q * 1.01})
+    assert stage_seconds(p, small)["first_dimension"] == pytest.approx(
+        max(params_db_bytes(p) / 1e9, sum(first_dim_parts(
+            stage_op_counts(p)["first_dimension"], p.poly_len, small))))

@@ -27,16 +27,31 @@ TRUTH = Profile(cpu_model="x", date="d", ntt_seconds={1024: 1e-6, 2048: 2.2e-6, 
                 threads={2: ThreadScaling(1.15, 0.9e10)})
 
 
-def fake_report(p: Parameters, threads: int, noise: random.Random) -> dict[str, Any]:
+def repeated_layout(p: Parameters, mib: float) -> int:
+    """The folding indices an implicit database of `mib` MiB distinct data stores (the bench
+    driver's layout: the smallest power of two holding that much)."""
+    per_j = params_db_bytes(p) / p.instances / (1 << p.nu_2)
+    phys_j = 1
+    while phys_j < (1 << p.nu_2) and per_j * phys_j < mib * 2**20:
+        phys_j *= 2
+    return phys_j
+
+
+def fake_report(p: Parameters, threads: int, noise: random.Random,
+                repeat_folding_mib: float | None = None) -> dict[str, Any]:
     """A bench report whose stages are TRUTH's predictions (±3%) at `threads` threads: wall
     stages, CPU stages (single thread, vanilla), packing inside modswitch as the runtime
-    books it."""
+    books it; repeat_folding_mib: on an implicit database that repeats folding indices."""
+    phys_j = repeated_layout(p, repeat_folding_mib) if repeat_folding_mib else 0
     st = {k: v * noise.uniform(0.97, 1.03)
-          for k, v in wall_stage_seconds(p, TRUTH, threads).items()}
+          for k, v in wall_stage_seconds(p, TRUTH, threads, phys_j > 0, phys_j > 0,
+                                         phys_j).items()}
     st["modswitch"] += st.pop("packing")
     total = sum(st.values())
     rep: dict[str, Any] = {"correct": True, "threads": threads, "stages": st,
-                           "server_seconds": total, "implicit_db": False}
+                           "server_seconds": total, "implicit_db": phys_j > 0}
+    if phys_j:
+        rep["implicit_layout"] = {"instances": 1, "folding": phys_j}
     if threads == 1:
         rep["server_cpu_seconds"] = total
         if p.variant == "spiral":
@@ -86,9 +101,11 @@ def test_quick_calibration_recovers_a_known_machine(quick_params: dict[str, dict
     def fake_prepare(shape: Any, variant: str, work: Path, **_: Any) -> tuple[Any, Any]:
         return (shape.name, variant), quick_params[shape.name]
 
-    def fake_measure(inst: Any, threads: int, trials: int, repeat: int) -> dict[str, Any]:
-        calls.append((inst[0], threads))
-        return fake_report(Parameters.from_literal(quick_params[inst[0]]), threads, rng)
+    def fake_measure(inst: Any, threads: int, trials: int, repeat: int,
+                     repeat_folding_mib: float | None = None) -> dict[str, Any]:
+        calls.append((inst[0] + ("_repeats" if repeat_folding_mib else ""), threads))
+        return fake_report(Parameters.from_literal(quick_params[inst[0]]), threads, rng,
+                           repeat_folding_mib)
 
     def fake_kernels(*_: Any) -> tuple[Kernels, str, None]:
         return (Kernels(TRUTH.ntt_seconds, TRUTH.op_seconds["mac"], "avx512", 2e10,
@@ -102,12 +119,17 @@ def test_quick_calibration_recovers_a_known_machine(quick_params: dict[str, dict
     assert steps[-1][0] == steps[-1][1] and all(d <= t for d, t, _ in steps)
     many = [n for n, _, m in quick.QUICK_MEMBERS if m]
     assert sorted(calls) == sorted([(n, 1) for n, _, _ in quick.QUICK_MEMBERS]
-                                   + [(n, 2) for n in many])
+                                   + [(n, 2) for n in many]
+                                   + [(n + "_repeats", 1) for n, _, _ in quick.REPEATS])
     for r in runs:
         p = Parameters.from_literal(r["params"])
         cmp = compare(p, r["report"], prof)
         assert cmp["ratio"] == pytest.approx(1, abs=0.10), (r["name"], r["threads"], cmp)
     assert prof.scaling(2).slowdown == pytest.approx(1.15, rel=0.08)
+    # the first dimension's compute per word and per output (the repeats member's words from
+    # cache beside the members read from memory)
+    assert prof.op_seconds["fd"] == pytest.approx(3e-10, rel=0.1)
+    assert prof.op_seconds["fdout"] == pytest.approx(4e-9, rel=0.25)
     # the three-prime member's expansion: round 0's repeated wide digits, apart from the
     # automorphisms the two-prime expansions give. One key switch's worth, so the reports' ±3%
     # noise on the whole stage bounds how well it is recovered: its share of that expansion

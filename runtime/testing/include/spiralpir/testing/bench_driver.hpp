@@ -11,6 +11,8 @@
 //   --implicit-db   force SPIRAL's implicit-database convention; it is used automatically when
 //                   the preprocessed database would exceed --max-db-gib (default 8)
 //   --max-db-gib G  memory budget for the preprocessed database
+//   --implicit-distinct-mib M  distinct data an implicit database keeps (default 1024): with a
+//                   small M and --max-db-gib 0 it repeats folding indices, as the largest shapes do
 // The database is `records` random records of record_size bytes, laid out by the library's record
 // source; indices are uniform in [0, records), and every decoded record is checked against the
 // bytes at index·record_size of the records the database was built from (bench_records.hpp) —
@@ -19,7 +21,8 @@
 // JSON keys: correct, server_seconds, threads, stages{name: seconds} (expansion, conversion,
 // first_dimension, folding, modswitch — for pack variants modswitch includes the packing),
 // query_bytes, response_bytes, public_params_bytes, db_bytes, preprocessed_db_bytes,
-// throughput_bytes_per_second, implicit_db, server_cpu_seconds (process CPU time of the answer:
+// throughput_bytes_per_second, implicit_db, implicit_layout{instances, folding} (implicit only: the
+// instances and folding indices stored; logical ones map to them cyclically), server_cpu_seconds (process CPU time of the answer:
 // on a loaded machine a better figure than wall time), server_uncontended_seconds (several threads
 // only: the answer's wall time on an uncontended machine, estimated from every pool task's thread
 // CPU time replayed on the threads — core/parallel.hpp CriticalPath), trials, records, record_size,
@@ -172,7 +175,8 @@ int run_bench(int argc, char** argv) {
     const bool implicit = opt.implicit || static_cast<double>(D::preprocessed_db_bytes) > budget;
     if (implicit) {
       const auto l = bench_detail::implicit_db_layout(static_cast<double>(D::preprocessed_db_bytes),
-                                                      DB::D::instances, DB::J, budget);
+                                                      DB::D::instances, DB::J, budget,
+                                                      opt.implicit_distinct_mib * 1048576.0);
       phys_inst = l.phys_inst;
       phys_j = l.phys_j;
     }

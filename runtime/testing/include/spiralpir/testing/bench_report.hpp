@@ -24,23 +24,25 @@
 namespace spiralpir {
 
 namespace bench_detail {
-/// Physical layout of the benchmark's implicit (cyclic) database: keep >= 1 GiB of distinct
-/// data, repeating whole instances first so every answer task still streams its full, distinct
-/// slice from memory; only if one instance alone is over the budget are folding indices repeated
-/// (j mod phys_j). Repeating folding indices first left slices cache-resident and flattered speed.
+/// Physical layout of the benchmark's implicit (cyclic) database: keep >= `distinct` bytes (default
+/// 1 GiB) of distinct data, repeating whole instances first so every answer task still streams its
+/// full, distinct slice from memory; only if one instance alone is over the budget are folding
+/// indices repeated (j mod phys_j). Repeating folding indices first left slices cache-resident and
+/// flattered speed. (Calibration asks for a small `distinct` on purpose: it times those repeats.)
 struct ImplicitLayout {
   std::size_t phys_inst, phys_j;
 };
-inline ImplicitLayout implicit_db_layout(double db_bytes, std::size_t instances, std::size_t J, double budget) {
-  const double gib = 1073741824.0;
+inline constexpr double kImplicitDistinctBytes = 1073741824.0;
+inline ImplicitLayout implicit_db_layout(double db_bytes, std::size_t instances, std::size_t J, double budget,
+                                         double distinct = kImplicitDistinctBytes) {
   const double per_inst = db_bytes / static_cast<double>(instances);
   ImplicitLayout l{1, J};
-  while (l.phys_inst < instances && per_inst * static_cast<double>(l.phys_inst) < gib) ++l.phys_inst;
+  while (l.phys_inst < instances && per_inst * static_cast<double>(l.phys_inst) < distinct) ++l.phys_inst;
   if (per_inst * static_cast<double>(l.phys_inst) > budget) {
     l.phys_inst = 1;
     const double per_j = per_inst / static_cast<double>(J);
     l.phys_j = 1;
-    while (l.phys_j < J && per_j * static_cast<double>(l.phys_j) < gib) l.phys_j *= 2;
+    while (l.phys_j < J && per_j * static_cast<double>(l.phys_j) < distinct) l.phys_j *= 2;
   }
   return l;
 }
@@ -108,6 +110,7 @@ struct Options {
   std::uint64_t records = 0;
   bool json = false, noise = false, implicit = false;
   double max_db_gib = 8;
+  double implicit_distinct_mib = kImplicitDistinctBytes / 1048576.0;
 };
 inline Options parse(int argc, char** argv) {
   Options o;
@@ -130,9 +133,16 @@ inline Options parse(int argc, char** argv) {
     else if (a == "--noise") o.noise = true;
     else if (a == "--implicit-db") o.implicit = true;
     else if (a == "--max-db-gib") o.max_db_gib = std::strtod(next().c_str(), nullptr);
-    else if (a == "--help" || a == "-h")
+    else if (a == "--implicit-distinct-mib") {
+      const std::string v = next();
+      char* end = nullptr;
+      o.implicit_distinct_mib = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end != '\0' || !(o.implicit_distinct_mib > 0))
+        throw ArgumentError("bench: --implicit-distinct-mib expects a number > 0, got '" + v + "'");
+    } else if (a == "--help" || a == "-h")
       throw ArgumentError(
-          "usage: bench [--threads T] [--trials K] [--records N] [--json] [--noise] [--implicit-db] [--max-db-gib G]");
+          "usage: bench [--threads T] [--trials K] [--records N] [--json] [--noise] [--implicit-db] [--max-db-gib G] "
+          "[--implicit-distinct-mib M]");
     else throw ArgumentError("bench: unknown option " + a);
   }
   if (o.trials == 0) throw ArgumentError("bench: --trials must be >= 1");
@@ -151,6 +161,7 @@ struct Report {
   std::size_t query_bytes = 0, response_bytes = 0, public_params_bytes = 0;
   std::uint64_t records = 0, record_size = 0, preprocessed_db_bytes = 0;
   bool implicit_db = false;
+  std::size_t phys_instances = 0, phys_j = 0;  // the implicit database's stored instances and folding indices
   double keygen_s = 0, public_params_s = 0, query_s = 0, decode_s = 0, expand_s = 0, db_build_s = 0;
   const char* kernel_path = "";
   std::string params_hash;
@@ -192,7 +203,10 @@ inline void write_report_json(std::ostream& o, const Report& r) {
     << ",\"public_params_bytes\":" << r.public_params_bytes << ",\"db_bytes\":" << r.records * r.record_size
     << ",\"preprocessed_db_bytes\":" << r.preprocessed_db_bytes
     << ",\"throughput_bytes_per_second\":" << json_num(r.server_s > 0 ? r.db_bytes() / r.server_s : 0)
-    << ",\"implicit_db\":" << (r.implicit_db ? "true" : "false") << ",\"trials\":" << r.trials
+    << ",\"implicit_db\":" << (r.implicit_db ? "true" : "false");
+  if (r.implicit_db)
+    o << ",\"implicit_layout\":{\"instances\":" << r.phys_instances << ",\"folding\":" << r.phys_j << "}";
+  o << ",\"trials\":" << r.trials
     << ",\"records\":" << r.records << ",\"record_size\":" << r.record_size << ",\"client_seconds\":{\"keygen\":"
     << json_num(r.keygen_s) << ",\"public_params\":" << json_num(r.public_params_s) << ",\"query\":" << json_num(r.query_s)
     << ",\"decode\":" << json_num(r.decode_s) << "},\"public_params_expand_seconds\":" << json_num(r.expand_s)
@@ -242,6 +256,8 @@ void describe_instance(Report& r, const ServerT& server, std::uint64_t records) 
   r.record_size = P::record_size;
   r.preprocessed_db_bytes = Derived<P>::preprocessed_db_bytes;
   r.implicit_db = server.database().implicit();
+  r.phys_instances = server.database().phys_instances();
+  r.phys_j = server.database().phys_j();
   r.kernel_path = FirstDim<K>::use_avx512() ? "avx512" : "portable";
   r.params_hash = hex(params_hash<P>());
 }
