@@ -43,7 +43,7 @@ from spiralpir.optimizer.service.binding import (
     prepared_query_bytes,
 )
 from spiralpir.optimizer.service.builds import open_build
-from spiralpir.optimizer.service.ray_shards import RayShards
+from spiralpir.optimizer.service.ray_shards import RayShards, connect_ray
 
 
 def split_timeline(cluster: RayShards, stages: dict[str, float], start: float,
@@ -51,17 +51,17 @@ def split_timeline(cluster: RayShards, stages: dict[str, float], start: float,
     """Where "ray" went in a split query, from the shards' stamps of their last calls:
     to_shards (submission to the first share's start), share_call (a share call's time
     outside the runtime: the share's allocation and Python), exchange (the last share's end to
-    the last answer call's start: the shares into the object store, Ray's dependency wait and
-    the call), answer_call (likewise for the answer calls), back (the last answer's end to the
-    coordinator holding every partial answer)."""
+    the last shard holding every other shard's share: the shares into the object store and
+    their way to the other shard), answer_call (an answer call's time from then on outside the
+    runtime), back (the last answer's end to the coordinator holding every partial answer)."""
     st = ray.get([a.last_stamps.remote() for a in cluster.actors])
     ready = max(x["prepare_end"] for x in st)
     return {
         "to_shards": min(x["prepare_start"] for x in st) - start,
         "share_call": max(x["prepare_end"] - x["prepare_start"] for x in st)
         - stages["expansion"] - stages["conversion"],
-        "exchange": max(x["answer_start"] for x in st) - ready,
-        "answer_call": max(x["answer_end"] - x["answer_start"] for x in st)
+        "exchange": max(x["shares_in"] for x in st) - ready,
+        "answer_call": max(x["answer_end"] - x["shares_in"] for x in st)
         - stages["assembly"] - stages["first_dimension"] - stages["folding"],
         "back": start + wall - stages["combine"] - max(x["answer_end"] for x in st),
     }
@@ -75,6 +75,8 @@ def main() -> None:
     ap.add_argument("--workdir", type=Path, default=None)
     ap.add_argument("--json", dest="json_out", type=Path, default=None)
     ap.add_argument("--modes", default="split,shards,coordinator")
+    ap.add_argument("--object-store-mb", type=int, default=0,
+                    help="the local cluster's object store, preallocated (0: Ray's default)")
     args = ap.parse_args()
     build = open_build(args.build, show_progress=False)
     n, size = build.num_records, build.record_size
@@ -93,7 +95,7 @@ def main() -> None:
     if not (work / shards.MANIFEST).exists():
         shards.write_shards(build, recs, 2, work, threads=2, progress=False, log=say)
     manifest = shards.read_manifest(work)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    connect_ray("local", 2, args.object_store_mb << 20)
     cluster = RayShards(args.build, None, False, manifest, cpus=1.0, threads=1, combine_threads=2,
                         expand_at="split")
     keys = ClientKeys.new(build.lib, os.urandom(32))
