@@ -201,3 +201,15 @@ def test_auto_splits_the_preparation_on_one_node_or_when_the_network_outruns_a_c
     assert split_pays(False, 18_900_000, 0.057, 10.0)
     # at 1 Gb/s: 151 ms, more than the preparation it saves
     assert not split_pays(False, 18_900_000, 0.057, 1.0)
+
+
+def test_a_partial_answer_cut_into_inline_pieces_joins_back_whole() -> None:
+    from spiralpir.optimizer.service.ray_shards import INLINE_BYTES, cut
+
+    data = bytes(random.Random(5).randbytes(294_952))
+    for pieces in (1, 2, 4, 7):
+        parts = cut(data, pieces)
+        assert len(parts) == pieces and b"".join(parts) == data
+    parts = cut(data, -(-len(data) // INLINE_BYTES))
+    assert max(len(p) for p in parts) <= INLINE_BYTES < len(data)
+    assert cut(b"abc", 5) == [b"a", b"b", b"c", b"", b""]
