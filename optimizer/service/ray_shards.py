@@ -9,12 +9,13 @@ machines where it can.
 
 Where a query is expanded and converted (``expand_at``, EXPAND_AT):
 - "split": each shard prepares its share of it (``prepare_share``: 1/2^S of the expansion
-  tree's subtrees and of the conversions, runtime shard_split.hpp) into the object store, and
-  each shard answers from all shares (``answer_shares``; the coordinator passes the shares'
-  references straight on, so the second calls wait in Ray, not here, and a share is read in
-  place, as numpy views of the object store, never pickled or copied into the process). Each
-  shard does 1/2^S of the fixed work and receives (1 − 2^−S) of the expanded query from the
-  other shards.
+  tree's subtrees and of the conversions, runtime shard_split.hpp), keeps it, and returns it
+  into the object store for the others; its answer call (``answer_split``, submitted with the
+  share call) gets only the other shards' share references, boxed in a list so that Ray starts
+  it at once, waits for those shares itself, and reads them in place, as numpy views of the
+  object store, never pickled or copied into the process. Each shard does 1/2^S of the fixed
+  work and receives (1 − 2^−S) of the expanded query from the other shards. The partial
+  answers come back in pieces below Ray's inline limit (``cut``), inside the calls' replies.
 - "shards": every shard prepares the whole query itself (only the query travels).
 - "coordinator": the coordinator prepares it once and every shard receives all of it
   (``answer_expanded``).
@@ -28,7 +29,9 @@ Faults: an actor whose process dies is restarted by Ray (``max_restarts``) and l
 again (checked again); its tasks are retried by Ray (``max_task_retries``: an answer is a pure
 function of the query and the shard), and a query that still fails is tried again by
 ``RayShards.answer`` until ``deadline`` seconds have passed, then refused with
-``Unavailable`` (HTTP 503, Retry-After). A response is only ever the combination of one
+``Unavailable`` (HTTP 503, Retry-After); an answer call waits at most ``deadline`` for the
+other shards' shares, and one whose process restarted after its share call finds its share
+gone (``ShareLost``): both retried alike. A response is only ever the combination of one
 partial answer from each shard file the manifest names, so it is right or absent.
 """
 
@@ -53,9 +56,10 @@ from spiralpir.optimizer.service.binding import (
 from spiralpir.optimizer.service.builds import open_build
 from spiralpir.optimizer.service.pir_server import Unavailable
 
-# a shard's own shares awaiting their answer call; more than one when a coordinator's threads
-# submit several queries before the first answer call runs
-OWN_SHARES_KEPT = 16
+# a shard's own shares awaiting their answer call: one, as a query's answer call follows its
+# share call on every actor (RayShards.answer submits them together); a second only while a
+# restarted actor's retried calls replace one whose answer call never ran
+OWN_SHARES_KEPT = 2
 
 
 # a return value below Ray's max_direct_call_object_size (100 KiB by default) travels inside
