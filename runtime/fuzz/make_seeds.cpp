@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "fuzz_sets.hpp"
+#include "spiralpir/spiral/shard_split.hpp"
 
 using namespace spiralpir;
 namespace fs = std::filesystem;
@@ -43,6 +44,19 @@ void seeds_of(const fs::path& out, const std::string& set) {
   write(out / "public_params", set + "-pp", pp);
   write(out / "query", set + "-query", query);
   write(out / "response", set + "-response", resp);
+  // the two shares of the query split between 2 shards, in fuzz_shard_shares' input layout
+  const auto ppl = PublicParams<P>::load(pp.data(), pp.size());
+  std::vector<std::uint8_t> shares{0};  // S = 1
+  for (unsigned part = 0; part < 2; ++part) {
+    const std::size_t len = kHeaderBytes + ShardSplit<P>::payload(1, part);
+    std::vector<std::uint32_t> share((len + 3) / 4);
+    auto* bytes = reinterpret_cast<std::uint8_t*>(share.data());
+    ShardSplit<P>::prepare(ppl, query.data(), query.size(), 1, part, 1, bytes, len, nullptr);
+    if (part == 0)
+      for (unsigned k = 0; k < 4; ++k) shares.push_back(static_cast<std::uint8_t>(len >> (8 * k)));
+    shares.insert(shares.end(), bytes, bytes + len);
+  }
+  write(out / "shard_shares", set + "-shares", shares);
   for (const auto* obj : {&state, &resp}) write(out / "header", set + "-" + std::to_string(obj->size()), *obj);
   write(out / "header", set + "-query-header", {query.begin(), query.begin() + kHeaderBytes});
   if constexpr (std::is_same_v<P, demo_ci_params> || std::is_same_v<P, fuzz::pack_set>) {

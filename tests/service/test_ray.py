@@ -201,3 +201,35 @@ def test_auto_splits_the_preparation_on_one_node_or_when_the_network_outruns_a_c
     assert split_pays(False, 18_900_000, 0.057, 10.0)
     # at 1 Gb/s: 151 ms, more than the preparation it saves
     assert not split_pays(False, 18_900_000, 0.057, 1.0)
+
+
+def test_a_partial_answer_cut_into_inline_pieces_joins_back_whole() -> None:
+    from spiralpir.optimizer.service.ray_shards import INLINE_BYTES, cut
+
+    data = bytes(random.Random(5).randbytes(294_952))
+    for pieces in (1, 2, 4, 7):
+        parts = cut(data, pieces)
+        assert len(parts) == pieces and b"".join(parts) == data
+    parts = cut(data, -(-len(data) // INLINE_BYTES))
+    assert max(len(p) for p in parts) <= INLINE_BYTES < len(data)
+    assert cut(b"abc", 5) == [b"a", b"b", b"c", b"", b""]
+
+
+def test_an_answer_call_without_its_own_share_is_retried_not_answered(workdir: Path) -> None:
+    from spiralpir.optimizer.service.ray_shards import ShardWorker, ShareLost, _retryable
+
+    worker = ShardWorker(str(DEMO), None, False, str(workdir / "shards"), 1, 1, 4)
+    keys = ClientKeys.new(worker.build.lib, bytes(32))
+    pp = PublicParams(worker.build.lib, keys.public_params())
+    worker.clients["c"] = pp  # as if fetched from the object store
+    box: list[object] = []
+    q = keys.query(3)
+    share = worker.prepare_share(7, "c", box, q)
+    assert bytes(share) == bytes(worker.db.prepare_share(pp, q)[0])
+    assert bytes(worker.own[7][0]) == bytes(share)  # kept for its answer call
+    with pytest.raises(ShareLost) as lost:  # a restarted process: the share of query 8 is gone
+        worker.answer_split(8, False, [], 1.0, 1)
+    assert _retryable(lost.value)
+    for key in (9, 10, 11):  # share calls whose answer call never came are not hoarded
+        worker.prepare_share(key, "c", box, q)
+    assert list(worker.own) == [10, 11]
