@@ -153,3 +153,54 @@ def test_negative_pace_is_refused(demo_inst: builder.Instance, tmp_path: Path) -
         build, db, database.read_records(db, build.record_size), None, lambda m: None)
     with pytest.raises(SpiralpirError, match=r"Updater: pace -1.0 record updates/s must be >= 0"):
         db_updates.Updater(files, version, pace=-1.0)
+
+
+def test_checkpoint_paced_while_answers_run(demo_inst: builder.Instance, tmp_path: Path,
+                                            rng: random.Random,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A live server's store checkpoint spreads its chunks over their budget while answers run,
+    goes flat out without answers or when a batch waits for it, and leaves a store that a
+    restart maps (its chunk checksums follow the version)."""
+    build = Build(demo_inst)
+    rs, n = build.record_size, build.num_records
+    db, pre = tmp_path / "db.bin", tmp_path / "db.pre"
+    db.write_bytes(rng.randbytes(n * rs))
+    files, fitted, version = db_updates.open_files(
+        build, db, database.read_records(db, rs), pre, lambda m: None)
+    srv = PirServer(build, fitted, preprocessed=pre, threads=1, progress=False, version=version,
+                    updatable=True, log=lambda m: None)
+    assert srv.live is not None
+    updater = db_updates.Updater(files, version, srv.live, store_every=3600.0)
+    budget = 0.5
+    chunks = -(-pre.stat().st_size // (1 << 20))
+    monkeypatch.setattr(encode_pace, "CHECKPOINT_CHUNKS_PER_SECOND", chunks / budget)
+    try:
+        for case in ("answering", "idle", "batch waits"):
+            updater.apply(changes.parse(f'{{"index": {rng.randrange(n)}, "value": "{case}"}}',
+                                        "c", n, rs))
+            stop = threading.Event()
+            pinner = threading.Thread(target=_pin_active, args=(srv.live, stop))
+            if case != "idle":
+                pinner.start()
+            if case == "batch waits":  # a caller queued behind the checkpoint
+                updater._queue.append(db_updates._Queued(changes.ChangeBatch({}, rs), 0.0))
+            start = time.perf_counter()
+            try:
+                assert updater.checkpoint()
+            finally:
+                stop.set()
+                if case != "idle":
+                    pinner.join()
+                updater._queue.clear()
+            took = time.perf_counter() - start
+            if case == "answering":
+                assert took >= budget * 0.99, case
+            else:
+                assert took < budget / 2, case
+        files, fitted, version = db_updates.open_files(
+            build, db, database.read_records(db, rs), pre, lambda m: None)
+        again = PirServer(build, fitted, preprocessed=pre, threads=1, progress=False,
+                          version=version, log=lambda m: None)
+        assert version == 3 and again.loaded_from_cache
+    finally:
+        srv.live.close()
