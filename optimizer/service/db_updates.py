@@ -13,8 +13,8 @@
      store: the changed plaintexts' words written in place (encoded into the file, or whole
      chunks copied from the answering buffer), those chunks re-hashed, the trailer rewritten
      (store.patch / store.rewrite_chunks; a live server leaves the pages to the kernel's
-     write-back, ``sync_store``, and spreads the writes while answers run and no batch waits,
-     encode_pace.CHECKPOINT_CHUNKS_PER_SECOND). Until then the journal holds every change
+     write-back, ``sync_store``, and spreads the writes while answers run, but not for long
+     while a batch waits: encode_pace.CHECKPOINT_*). Until then the journal holds every change
      since the last.
 Batches that arrive while one is applied wait, and are then applied together as one version
 (later changes of an index win), so that many small batches from concurrent callers do not each
@@ -264,9 +264,10 @@ class Updater:
             raise SpiralpirError(f"changes of {batch.record_size}-byte values for a file of "
                                  f"{self.files.file_record_size}-byte records")
 
-    def _batch_waits(self) -> bool:
+    def _waiting_since(self) -> float | None:
+        """When the batch waiting longest arrived (None: none waits)."""
         with self._queue_lock:
-            return bool(self._queue)
+            return min((q.arrived for q in self._queue), default=None)
 
     def checkpoint(self) -> bool:
         """Bring the store to the current version now; whether it was patched."""
@@ -306,9 +307,12 @@ class Updater:
                 pacer = encode_pace.Pacer(len(chunks), time.perf_counter() + len(chunks)
                                           / encode_pace.CHECKPOINT_CHUNKS_PER_SECOND)
 
-                def paced(done: int) -> None:  # a waiting batch gets the rest flat out
-                    # (answers besides this checkpoint's own hold on the buffer)
-                    pacer.after(done, live.answering(besides=1) and not self._batch_waits())
+                def paced(done: int) -> None:
+                    waiting = self._waiting_since()
+                    if waiting is not None:  # a batch waits: finish soon after it arrived
+                        pacer.finish_by(waiting + encode_pace.CHECKPOINT_MAX_DELAY)
+                    # answers besides this checkpoint's own hold on the buffer
+                    pacer.after(done, live.answering(besides=1))
 
                 with live.reading() as (db, version):
                     assert version == self.version

@@ -25,12 +25,16 @@ CHUNK_PLAINTEXTS = 128
 # 10^4/s goal, leaving a third of that goal's time for writing the records file after the switch
 DEFAULT_RATE = 15_000.0
 
-# 1 MiB store chunks a checkpoint writes (and hashes) per second while answers run and no batch
-# waits for it: a checkpoint after any change rewrites 256 to all 2,048 chunks of a 2 GiB store
-# (every plaintext has words in 256 of them), streaming memory as answers do; so a whole store
-# is spread over 4 s of the 10 s between a server's checkpoints (the rest, flat out, when a
-# batch arrives: its time until visible stays that of an unpaced checkpoint)
+# 1 MiB store chunks a checkpoint writes (and hashes) per second while answers run: a checkpoint
+# after any change rewrites 256 to all 2,048 chunks of a 2 GiB store (every plaintext has words
+# in 256 of them), streaming memory as answers do; so a whole store is spread over 4 s of the
+# 10 s between a server's checkpoints
 CHECKPOINT_CHUNKS_PER_SECOND = 512.0
+
+# seconds a batch that arrives during a checkpoint waits for the checkpoint's pacing at most (the
+# rest of the checkpoint then runs flat out): well inside the 1 s a 1,000-record batch has to
+# become visible
+CHECKPOINT_MAX_DELAY = 0.5
 
 
 class Pacer:
@@ -47,6 +51,10 @@ class Pacer:
         self._start = clock()
         self.budget = max(0.0, until - self._start)
         self.slept = 0.0
+
+    def finish_by(self, until: float) -> None:
+        """Bring the end of the schedule forward to ``until`` if that is earlier."""
+        self.budget = max(0.0, min(self.budget, until - self._start))
 
     def after(self, done: int, busy: bool) -> None:
         """``done`` units are finished; while ``busy`` (answers running), wait until the
