@@ -1,6 +1,6 @@
 """Applying batches of record changes to a database being served or at rest.
 
-``Updater.apply(batch)``, one batch at a time:
+``Updater.apply(batch)``, one version at a time:
   1. the batch is checked whole (changes.py) before this point; the records in memory take the
      new values and their fingerprint is computed;
   2. the journal (update_journal.py) is committed: from here the new version survives a kill;
@@ -8,7 +8,8 @@
      (live_db.py): the version is visible; then the other buffer is brought to it; while
      answers run, the encoding is spread until ``len(batch) / pace`` seconds after the batch
      arrived (encode_pace.py);
-  4. the records file is patched in place (fsynced);
+  4. the records file is patched in place (fsynced; close changes in one write from the
+     records in memory, update_journal.write_records);
   5. at a checkpoint (Updater: after every batch, or every few seconds on a live server) the
      store: the changed plaintexts' words written in place (encoded into the file, or whole
      chunks copied from the answering buffer), those chunks re-hashed, the trailer rewritten
@@ -369,6 +370,8 @@ class Updater:
         finally:
             # the journal holds the batch from here on: the records file follows it even when
             # publishing fails, since the next checkpoint empties the journal
-            update_journal.write_records(f.db_path, batch.values, f.file_record_size)
+            update_journal.write_records(f.db_path, batch.values, f.file_record_size,
+                                         r.data if r.record_size == f.file_record_size
+                                         else None)
         lap("records_file")
         return UpdateReport(self.version, len(batch), len(plaintexts), False, secs)
