@@ -214,7 +214,8 @@ class Updater:
                          if files.store_path is not None else None)
         self._pending: dict[int, bytes] = {}
         self._queue: list[_Queued] = []  # batches waiting for the one being applied
-        self._queue_lock = threading.Lock()
+        self._turn = threading.Condition()  # guards the queue and ``_leading``
+        self._leading = False  # a caller is applying a group (or waiting for a checkpoint)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         if store_every > 0:
@@ -227,26 +228,39 @@ class Updater:
         on a live server, visible; raises if that failed (for all batches applied with it)."""
         self._check_size(batch)
         mine = _Queued(batch, time.perf_counter())
-        with self._queue_lock:
+        with self._turn:
             self._queue.append(mine)
-        with self._lock:
-            if mine.report is None and mine.error is None:  # not applied by an earlier caller
-                with self._queue_lock:
-                    group, self._queue = self._queue, []
-                self._apply_group(group)
+            # a caller whose batch another applied returns then, without waiting for the lock
+            # (that caller may already be applying the next group)
+            while mine.report is None and mine.error is None and self._leading:
+                self._turn.wait()
+            lead = mine.report is None and mine.error is None
+            self._leading = self._leading or lead
+        if lead:
+            try:
+                with self._lock:  # after a running checkpoint
+                    with self._turn:
+                        group, self._queue = self._queue, []
+                    self._apply_group(group)
+            finally:
+                with self._turn:
+                    self._leading = False
+                    self._turn.notify_all()
         if mine.error is not None:
             raise mine.error
         assert mine.report is not None
         return mine.report
 
     def _apply_group(self, group: list[_Queued]) -> None:
-        merged = group[0].batch
-        if len(group) > 1:
-            values: dict[int, bytes] = {}
-            for q in group:
-                values.update(q.batch.values)
-            merged = ChangeBatch(dict(sorted(values.items())), merged.record_size)
+        """Apply ``group`` (one caller's batch and those queued with it) as one version; each
+        gets its report, or the error, whatever happens."""
         try:
+            merged = group[0].batch
+            if len(group) > 1:
+                values: dict[int, bytes] = {}
+                for q in group:
+                    values.update(q.batch.values)
+                merged = ChangeBatch(dict(sorted(values.items())), merged.record_size)
             report = self._apply(merged, min(q.arrived for q in group))
             if not self.store_every or len(self._pending) >= self.max_pending:
                 start = time.perf_counter()
@@ -267,7 +281,7 @@ class Updater:
 
     def _waiting_since(self) -> float | None:
         """When the batch waiting longest arrived (None: none waits)."""
-        with self._queue_lock:
+        with self._turn:
             return min((q.arrived for q in self._queue), default=None)
 
     def checkpoint(self) -> bool:
