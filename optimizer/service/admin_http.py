@@ -3,8 +3,9 @@
 ``POST /v1/admin/update`` exists only when ``serve`` is given ``--admin-token-file``; the
 request must carry ``Authorization: Bearer <token>`` (compared in constant time), its body is a
 CHANGES batch (changes.py), applied whole by the server's Updater (db_updates.py; a keyword
-table's through keyword_updates.KeywordUpdater) on a thread of its own, so queries keep their
-workers. The reply is the batch's UpdateReport as JSON.
+table's through keyword_updates.KeywordUpdater) on threads of their own, so queries keep their
+workers; batches arriving while one is applied are applied together as the next version
+(db_updates.Updater). The reply is the batch's UpdateReport as JSON.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from spiralpir.optimizer.service.db_updates import Updater
 
 DEFAULT_MAX_BODY = 1 << 30  # bytes of one change batch (100,000 records of 256 B: ~60 MB)
 MIN_TOKEN_BYTES = 16
+# requests parsed and waiting at once: those waiting while a batch lands become one version
+ADMIN_WORKERS = 4
 
 
 def read_token(path: Path) -> bytes:
@@ -46,7 +49,8 @@ class Admin:
         self._apply_text = apply_text  # a keyword table's batches (text, source) -> report
         self.num_records = num_records
         self.max_body = max_body
-        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spiralpir-admin")
+        self.executor = ThreadPoolExecutor(max_workers=ADMIN_WORKERS,
+                                           thread_name_prefix="spiralpir-admin")
 
     def authorized(self, header: str | None) -> bool:
         """Whether an Authorization header carries the token (constant time in its value)."""

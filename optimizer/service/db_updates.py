@@ -1,19 +1,26 @@
 """Applying batches of record changes to a database being served or at rest.
 
-``Updater.apply(batch)``, one batch at a time:
+``Updater.apply(batch)``, one version at a time:
   1. the batch is checked whole (changes.py) before this point; the records in memory take the
      new values and their fingerprint is computed;
   2. the journal (update_journal.py) is committed: from here the new version survives a kill;
   3. a live server's inactive buffer is re-encoded at the changed plaintexts and switched in
      (live_db.py): the version is visible; then the other buffer is brought to it; while
-     answers run, the encoding is spread until ``len(batch) / pace`` seconds after the apply
-     began (encode_pace.py);
-  4. the records file is patched in place (fsynced);
+     answers run, the encoding is spread until ``len(batch) / pace`` seconds after the batch
+     arrived (encode_pace.py);
+  4. the records file is patched in place (fsynced; close changes in one write from the
+     records in memory, update_journal.write_records);
   5. at a checkpoint (Updater: after every batch, or every few seconds on a live server) the
      store: the changed plaintexts' words written in place (encoded into the file, or whole
      chunks copied from the answering buffer), those chunks re-hashed, the trailer rewritten
      (store.patch / store.rewrite_chunks; a live server leaves the pages to the kernel's
-     write-back, ``sync_store``). Until then the journal holds every change since the last.
+     write-back, ``sync_store``, and spreads the writes while answers run, but not for long
+     while a batch waits: encode_pace.CHECKPOINT_*). Until then the journal holds every change
+     since the last.
+Batches that arrive while one is applied wait, and are then applied together as one version
+(later changes of an index win), so that many small batches from concurrent callers do not each
+pay a publish: every answer still reads one version, and each caller returns once its changes
+are durable and visible.
 A kill during 3 to 5 leaves files that ``recover`` (run before a database is loaded) finishes
 from the journal; a kill before 2 leaves the old version. Only binary records files are
 updated in place (the journal holds their records; other formats are rewritten by their owner).
@@ -55,11 +62,22 @@ class UpdateReport:
     plaintexts: int
     store_patched: bool
     seconds: dict[str, float] = field(default_factory=dict)
+    batches: int = 1  # applied together as this version (this one and those queued with it)
 
     def to_json(self) -> dict[str, Any]:
         return {"version": self.version, "records": self.records,
                 "plaintexts": self.plaintexts, "store_patched": self.store_patched,
-                "seconds": self.seconds}
+                "batches": self.batches, "seconds": self.seconds}
+
+
+@dataclass
+class _Queued:
+    """A batch waiting to be applied, then what became of it."""
+
+    batch: ChangeBatch
+    arrived: float
+    report: UpdateReport | None = None
+    error: BaseException | None = None
 
 
 class DbFiles:
@@ -195,6 +213,9 @@ class Updater:
         self._trailer = (store.trailer_for(files.store_path, files.tie(self._base))
                          if files.store_path is not None else None)
         self._pending: dict[int, bytes] = {}
+        self._queue: list[_Queued] = []  # batches waiting for the one being applied
+        self._turn = threading.Condition()  # guards the queue and ``_leading``
+        self._leading = False  # a caller is applying a group (or waiting for a checkpoint)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         if store_every > 0:
@@ -203,13 +224,65 @@ class Updater:
             self._thread.start()
 
     def apply(self, batch: ChangeBatch) -> UpdateReport:
-        with self._lock:
-            report = self._apply(batch)
+        """Apply ``batch`` (with any queued meanwhile: one version) once it is durable and,
+        on a live server, visible; raises if that failed (for all batches applied with it)."""
+        self._check_size(batch)
+        mine = _Queued(batch, time.perf_counter())
+        with self._turn:
+            self._queue.append(mine)
+            # a caller whose batch another applied returns then, without waiting for the lock
+            # (that caller may already be applying the next group)
+            while mine.report is None and mine.error is None and self._leading:
+                self._turn.wait()
+            lead = mine.report is None and mine.error is None
+            self._leading = self._leading or lead
+        if lead:
+            try:
+                with self._lock:  # after a running checkpoint
+                    with self._turn:
+                        group, self._queue = self._queue, []
+                    self._apply_group(group)
+            finally:
+                with self._turn:
+                    self._leading = False
+                    self._turn.notify_all()
+        if mine.error is not None:
+            raise mine.error
+        assert mine.report is not None
+        return mine.report
+
+    def _apply_group(self, group: list[_Queued]) -> None:
+        """Apply ``group`` (one caller's batch and those queued with it) as one version; each
+        gets its report, or the error, whatever happens."""
+        try:
+            merged = group[0].batch
+            if len(group) > 1:
+                values: dict[int, bytes] = {}
+                for q in group:
+                    values.update(q.batch.values)
+                merged = ChangeBatch(dict(sorted(values.items())), merged.record_size)
+            report = self._apply(merged, min(q.arrived for q in group))
             if not self.store_every or len(self._pending) >= self.max_pending:
                 start = time.perf_counter()
                 report.store_patched = self._checkpoint()
                 report.seconds["store"] = time.perf_counter() - start
-            return report
+        except BaseException as exc:
+            for q in group:
+                q.error = exc
+            raise
+        for q in group:
+            q.report = UpdateReport(report.version, len(q.batch), report.plaintexts,
+                                    report.store_patched, dict(report.seconds), len(group))
+
+    def _check_size(self, batch: ChangeBatch) -> None:
+        if batch.record_size != self.files.file_record_size:
+            raise SpiralpirError(f"changes of {batch.record_size}-byte values for a file of "
+                                 f"{self.files.file_record_size}-byte records")
+
+    def _waiting_since(self) -> float | None:
+        """When the batch waiting longest arrived (None: none waits)."""
+        with self._turn:
+            return min((q.arrived for q in self._queue), default=None)
 
     def checkpoint(self) -> bool:
         """Bring the store to the current version now; whether it was patched."""
@@ -244,12 +317,23 @@ class Updater:
         if self._trailer is not None and f.store_path is not None:
             plaintexts = sorted({i // f.items_per_plaintext for i in self._pending})
             if self.live is not None:  # the answering buffer holds this version's image
+                live = self.live
                 chunks = binding.touched_chunks(f.build.lib, plaintexts, store.CHUNK_BYTES)
-                with self.live.reading() as (db, version):
+                pacer = encode_pace.Pacer(len(chunks), time.perf_counter() + len(chunks)
+                                          / encode_pace.CHECKPOINT_CHUNKS_PER_SECOND)
+
+                def paced(done: int) -> None:
+                    waiting = self._waiting_since()
+                    if waiting is not None:  # a batch waits: finish soon after it arrived
+                        pacer.finish_by(waiting + encode_pace.CHECKPOINT_MAX_DELAY)
+                    # answers besides this checkpoint's own hold on the buffer
+                    pacer.after(done, live.answering(besides=1))
+
+                with live.reading() as (db, version):
                     assert version == self.version
                     store.rewrite_chunks(f.store_path, f.tie(self._base), self._trailer,
                                          f.tie(self._fingerprint), chunks, db.words_view(),
-                                         self.sync_store)
+                                         self.sync_store, paced)
             else:
                 f.patch_store(self._base, self._trailer, self._fingerprint, plaintexts,
                               self.threads, self.sync_store)
@@ -264,13 +348,11 @@ class Updater:
         update_journal.commit(f.db_path, self._journal({}))
         return patched
 
-    def _apply(self, batch: ChangeBatch) -> UpdateReport:
+    def _apply(self, batch: ChangeBatch, arrived: float) -> UpdateReport:
         f = self.files
         r = f.records
-        if batch.record_size != f.file_record_size:
-            raise SpiralpirError(f"changes of {batch.record_size}-byte values for a file of "
-                                 f"{f.file_record_size}-byte records")
-        began = clock = time.perf_counter()
+        self._check_size(batch)
+        clock = time.perf_counter()
         secs: dict[str, float] = {}
 
         def lap(step: str) -> None:
@@ -297,11 +379,13 @@ class Updater:
             if self.live is not None:
                 secs.update(self.live.publish(
                     r.data, r.num_records, r.record_size, plaintexts, self.version,
-                    self.threads, encode_pace.deadline(began, len(batch), self.pace)))
+                    self.threads, encode_pace.deadline(arrived, len(batch), self.pace)))
                 lap("publish")
         finally:
             # the journal holds the batch from here on: the records file follows it even when
             # publishing fails, since the next checkpoint empties the journal
-            update_journal.write_records(f.db_path, batch.values, f.file_record_size)
+            update_journal.write_records(f.db_path, batch.values, f.file_record_size,
+                                         r.data if r.record_size == f.file_record_size
+                                         else None)
         lap("records_file")
         return UpdateReport(self.version, len(batch), len(plaintexts), False, secs)

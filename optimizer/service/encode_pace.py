@@ -5,7 +5,7 @@ time (on the other core) shares memory bandwidth and cache with it and slows dow
 1.8x while the encoding runs flat out. An update does not need to be that fast: its goal is a
 rate of record updates per second, not a minimum time. So the encoding is done in chunks, and
 while answers are running, each chunk finishes no earlier than its share of a *budget*: the
-batch is due ``records / rate`` seconds after its apply began (journal commit included). The
+batch is due ``records / rate`` seconds after it arrived (journal commit included). The
 gaps are sleeps, in which answers have the machine to themselves; with no answer running nothing
 waits. If the encoding alone takes longer than the budget, nothing waits either: pacing never
 makes an update slower than its rate.
@@ -20,10 +20,21 @@ from collections.abc import Callable
 # answer starts
 CHUNK_PLAINTEXTS = 128
 
-# record updates per second a batch is paced to while answers run (journal commit, wait for the
-# spare buffer and encoding): 1.5x the 10^4/s goal, leaving a third of that goal's time for
-# writing the records file after the switch
+# record updates per second a batch is paced to while answers run (from its arrival: any wait
+# for the batch before it, journal commit, wait for the spare buffer and encoding): 1.5x the
+# 10^4/s goal, leaving a third of that goal's time for writing the records file after the switch
 DEFAULT_RATE = 15_000.0
+
+# 1 MiB store chunks a checkpoint writes (and hashes) per second while answers run: a checkpoint
+# after any change rewrites 256 to all 2,048 chunks of a 2 GiB store (every plaintext has words
+# in 256 of them), streaming memory as answers do; so a whole store is spread over 4 s of the
+# 10 s between a server's checkpoints
+CHECKPOINT_CHUNKS_PER_SECOND = 512.0
+
+# seconds a batch that arrives during a checkpoint waits for the checkpoint's pacing at most (the
+# rest of the checkpoint then runs flat out): well inside the 1 s a 1,000-record batch has to
+# become visible
+CHECKPOINT_MAX_DELAY = 0.5
 
 
 class Pacer:
@@ -40,6 +51,10 @@ class Pacer:
         self._start = clock()
         self.budget = max(0.0, until - self._start)
         self.slept = 0.0
+
+    def finish_by(self, until: float) -> None:
+        """Bring the end of the schedule forward to ``until`` if that is earlier."""
+        self.budget = max(0.0, min(self.budget, until - self._start))
 
     def after(self, done: int, busy: bool) -> None:
         """``done`` units are finished; while ``busy`` (answers running), wait until the

@@ -135,13 +135,15 @@ class LiveDb:
                 self._bufs[k].update_records(records, num_records, record_size, chunk,
                                              threads)
                 done += len(chunk)
-                pacer.after(done, self._answering())
+                pacer.after(done, self.answering())
         finally:
             secs["paced"] += pacer.slept
 
-    def _answering(self) -> bool:
+    def answering(self, besides: int = 0) -> bool:
+        """Whether an answer runs on the active buffer now (beyond ``besides`` readers the
+        caller holds itself)."""
         with self._cond:
-            return self._readers[self._active] > 0
+            return self._readers[self._active] > besides
 
     def close(self) -> None:
         for buf in self._bufs:

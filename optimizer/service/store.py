@@ -294,10 +294,12 @@ def patch(path: Path, base: Tie, base_trailer: bytes, tie: Tie,
 
 
 def rewrite_chunks(path: Path, base: Tie, base_trailer: bytes, tie: Tie, chunks: list[int],
-                   words: memoryview, sync: bool = True) -> None:
+                   words: memoryview, sync: bool = True,
+                   after: Callable[[int], None] | None = None) -> None:
     """patch() from an image of the new object held in memory: ``words`` are its bytes after
     the 32-byte header (the runtime's database words); each chunk in ``chunks`` is written
-    whole (no page of the file is read first) and hashed from memory."""
+    whole (no page of the file is read first) and hashed from memory. ``after(done)`` runs
+    after each chunk written (``done`` of them so far): pacing."""
     sums = _base_sums(path, base, base_trailer)
     head = _OBJECT_HEADER.size
     if len(words) != tie.object_bytes - head:
@@ -307,12 +309,14 @@ def rewrite_chunks(path: Path, base: Tie, base_trailer: bytes, tie: Tie, chunks:
         with open(path, "r+b") as fh:
             fd = fh.fileno()
             header = os.pread(fd, head, 0)
-            for k in chunks:
+            for done, k in enumerate(chunks, 1):
                 lo, hi = k * CHUNK_BYTES, min((k + 1) * CHUNK_BYTES, tie.object_bytes)
                 data = header + words[: hi - head] if lo == 0 else words[lo - head : hi - head]
                 if os.pwrite(fd, data, lo) != len(data):
                     raise SpiralpirError(f"preprocessed database {path}: short write")
                 sums[k] = xxhash.xxh3_64_intdigest(data)
+                if after is not None:
+                    after(done)
             _finish(fd, tie, sums, sync)
     except OSError as exc:
         raise SpiralpirError(f"cannot patch preprocessed database {path}: "

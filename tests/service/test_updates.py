@@ -180,7 +180,7 @@ def test_recovery_finishes_a_committed_batch(demo_inst: builder.Instance, tmp_pa
     update_torture.oracle_apply(data, text, rs)
     half = dict(list(changes.parse(text, "c", n, rs).values.items())[:150])
 
-    def crash(path: Path, values: dict[int, bytes], record_size: int) -> None:
+    def crash(path: Path, values: dict[int, bytes], record_size: int, image: object) -> None:
         real(path, half, record_size)  # half the records reach the file, then the "kill"
         raise KeyboardInterrupt
 
@@ -202,6 +202,28 @@ def test_recovery_finishes_a_committed_batch(demo_inst: builder.Instance, tmp_pa
     for i in list(half)[:3] + list(changes.parse(text, "c", n, rs).values)[-3:]:
         resp, _, _, v = srv.answer_versioned(cid, keys.query(i))
         assert v == 1 and keys.decode(i, resp, rs) == bytes(data[i * rs : (i + 1) * rs])
+
+
+def test_records_file_written_in_runs(tmp_path: Path, rng: random.Random) -> None:
+    """Changed records close together are written as one run from the in-memory image (the
+    unchanged bytes between them included); the file ends up as with one write per record."""
+    rs = 256
+    assert update_journal.runs([0, 1, 3, 200, 100_000], rs) == [
+        (0, 4 * rs), (200 * rs, 201 * rs), (100_000 * rs, 100_001 * rs)]
+    per_run = update_journal.RUN_MAX // rs
+    assert update_journal.runs(list(range(per_run + 1)), rs) == [
+        (0, per_run * rs), (per_run * rs, (per_run + 1) * rs)]
+    n = 5000
+    data = bytearray(rng.randbytes(n * rs))
+    for image in (False, True):
+        db = tmp_path / f"db{int(image)}.bin"
+        db.write_bytes(data)
+        want = bytearray(data)
+        values = {i: rng.randbytes(rs) for i in rng.sample(range(n), 700)}
+        for i, v in values.items():
+            want[i * rs : (i + 1) * rs] = v
+        update_journal.write_records(db, values, rs, want if image else None)
+        assert db.read_bytes() == bytes(want)
 
 
 def test_records_file_follows_the_journal_when_publishing_fails(
