@@ -39,10 +39,10 @@ first_dim.hpp, prepared.hpp, server.hpp), stage names as its timings:
                  then (not for the stream variants, which upload the expanded cts)
                  Σ_{r=1}^{rounds−1} min(2^(r−1), 2^nu_1) · ks(t_exp_left)
                  + [1 + Σ_{r=1}^{R−1} min(2^(r−1), nu_2·t_gsw)] · ks(t_exp_right), R = rounds_right
-                 (the live nodes of ServerStages::expand); with three or more primes round
-                 0's key switch also redecomp_wide t_exp_right(L−1)d (its one ct runs as one
-                 task per residue, each composing and splitting every coefficient itself; the
-                 rounds with two or more cts decompose each ct once for every residue)
+                 (the live nodes of ServerStages::expand); with three or more primes each
+                 key switch also redecomp_wide t(L−1)d (one task per residue, each composing
+                 and splitting every coefficient itself; with two primes the rounds with two
+                 or more cts per thread decompose each ct once for both residues)
   conversion     2^nu_1 · [ntt (t_conv+1)L, decomp t_conv·L·d, compose L²d,
                  mac (n+1)n·t_conv·L·d] + nu_2·t_gsw · [ntt (2t_conv+1)L, decomp 2t_conv·L·d,
                  compose 2L²d, mac (n+1)(n+2)·t_conv·L·d]; the 2^nu_1 term is absent for the
@@ -164,8 +164,8 @@ def op_counts(variant: str, d: int, L: int, n: int, nu1: int, nu2: int, inst: in
                       "decomp": exp_l["decomp"] + exp_r["decomp"],
                       "compose": exp_l["compose"] + exp_r["compose"],
                       "auto": exp_l["auto"] + exp_r["auto"],
-                      # round 0's per-residue tasks repeat the composition and digits
-                      "redecomp_wide": (0.0 if stream else tr * (L - 1) * d / g) + zero
+                      # the wide path's per-residue tasks repeat the composition and digits
+                      "redecomp_wide": (exp_l["decomp"] + exp_r["decomp"]) * (L - 1) / L
                       if L >= 3 else zero,
                       "parse": query_polys * L * d},
         "conversion": {

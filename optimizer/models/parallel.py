@@ -64,11 +64,9 @@ def stage_jobs(p: Parameters, profile: Profile) -> dict[str, list[Job]]:
     def ks_residue(t: int) -> float:  # one residue of one key switch (cost.py's ks(t) / L)
         return ((t + 2) * profile.op_cost("ntt", d) + d * (2 * t * profile.op_cost("mac", d)
                 + t * profile.op_cost("decomp_wide" if L >= 3 else "decomp", d)
+                + (t * (L - 1) / L * profile.op_cost("redecomp_wide", d) if L >= 3 else 0.0)
                 + L * profile.op_cost("compose", d)
                 + 2 * profile.op_cost("auto", d)))
-    # round 0's one ct runs as one task per residue, each repeating the wide digits of the others
-    redecomp0 = (p.t_exp_right * (L - 1) * d * profile.op_cost("redecomp_wide", d)
-                 if L >= 3 else 0.0)
 
     stream = p.variant in ("stream", "stream_pack")
     pack = p.variant in ("pack", "stream_pack")
@@ -88,9 +86,8 @@ def stage_jobs(p: Parameters, profile: Profile) -> dict[str, list[Job]]:
         for r in range(rounds):
             right = 1 if r == 0 else (min(1 << (r - 1), digits) if r < big_r else 0)
             left = 0 if r == 0 else min(1 << (r - 1), rows)
-            if right + left == 1:  # one ct: one task per residue (ServerStages::expand)
-                run = [(ks_residue(p.t_exp_right if right else p.t_exp_left)
-                        + (redecomp0 / L if r == 0 else 0.0), L)]
+            if L >= 3 or right + left == 1:  # one task per residue (ServerStages::expand)
+                run = [(ks_residue(p.t_exp_right), right * L), (ks_residue(p.t_exp_left), left * L)]
             else:  # one task per ct, the right-gadget cts first
                 run = [(L * ks_residue(p.t_exp_right), right), (L * ks_residue(p.t_exp_left), left)]
             jobs["expansion"].append([x for x in run if x[1] > 0])

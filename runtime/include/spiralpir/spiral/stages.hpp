@@ -123,7 +123,8 @@ struct ServerStages {
   /// Round r turns each live ct j < 2^r into j and j + 2^r, the right-gadget cts (t_exp_right
   /// digits, the costly ones) first. Tasks are (ct, residue) pairs while a round has fewer than
   /// two cts per thread (the early rounds have only 1, 2, 4: splitting by residue keeps every
-  /// thread busy there), else whole cts, which decompose once for every residue.
+  /// thread busy there) or with three or more primes, else whole cts, which decompose once for
+  /// both residues.
   /// `split`: only its share (the other outputs are left empty); every ct computed is the same.
   static void expand(const RegevCt<R>& query, const ExpandedPublicParams<P>& pp, unsigned threads,
                      std::vector<RegevCt<R>>& first, std::vector<RegevCt<R>>& digits, unsigned buckets = 1,
@@ -201,9 +202,11 @@ struct ServerStages {
         gadget_decompose_residues<R>(*ta[x], right ? D::bits_exp_right : D::bits_exp_left, t, i0, i1,
                                      [&](unsigned y, std::size_t i) { return dig[i * t + y]; });
       };
-      if (np > 1 && order.size() >= 2 * std::size_t{threads}) {
-        // enough cts to keep every thread busy: one task per ct, which decomposes once for all
-        // residues (the digits of every residue come from one pass over the CRT composition)
+      if (np == 2 && order.size() >= 2 * std::size_t{threads}) {
+        // enough cts to keep every thread busy: one task per ct, which decomposes once for both
+        // residues (the digits of both come from one pass over the CRT composition). Not for
+        // three or more primes: their wide digits of every residue at once (t·L·d words, 2.2 MB
+        // at t = 45) overflow the core's cache, and the expansion of 2^18 x 30 KB ran 1.55x slower
         parallel_for(threads, order.size(), [&](std::size_t x) {
           thread_local std::vector<std::uint64_t*> dig;
           decompose(x, 0, np, dig);
