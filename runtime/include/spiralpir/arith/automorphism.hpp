@@ -9,11 +9,10 @@
 //                                          a(ψ^e_j), e_j = 2·bitrev(j)+1, so the result's slot j
 //                                          is the input's slot holding ψ^(k·e_j mod 2d).
 //   automorph_ntt_permutation<R>(k)     -> that permutation (out[j] = in[perm[j]])
-//   automorph_ntt_add_residue(src, acc, perm, d, p)   one residue in the NTT domain, added:
-//                                          acc[j] = acc[j] + src[perm[j]] mod p (values < p,
-//                                          perm[j] < d; acc must not alias src). Scalar, as
-//                                          automorph_residue: AVX2/AVX-512 gathers ran 1.2–2.6×
-//                                          slower than these loops on an AMD EPYC (Zen 4)
+//   automorph_ntt_residue(src, dst, perm, d)   one residue in the NTT domain: dst[j] =
+//                                          src[perm[j]] (perm[j] < d; dst must not alias src).
+//                                          Scalar, as automorph_residue: AVX2/AVX-512 gathers
+//                                          ran 1.2–2.6× slower than these loops on an AMD EPYC
 // Throws std::invalid_argument for even k.
 #pragma once
 
@@ -55,9 +54,9 @@ inline void automorph_residue(const std::uint64_t* src, std::uint64_t* dst, std:
   }
 }
 
-inline void automorph_ntt_add_residue(const std::uint64_t* src, std::uint64_t* acc, const std::uint32_t* perm,
-                                      std::size_t d, std::uint64_t p) {
-  for (std::size_t j = 0; j < d; ++j) acc[j] = ct::add_mod(acc[j], src[perm[j]], p);
+inline void automorph_ntt_residue(const std::uint64_t* src, std::uint64_t* dst, const std::uint32_t* perm,
+                                  std::size_t d) {
+  for (std::size_t j = 0; j < d; ++j) dst[j] = src[perm[j]];
 }
 
 template <class R>

@@ -120,8 +120,9 @@ struct ServerStages {
                                   std::uint64_t* hi_b, const std::uint32_t* perm, const Pn& shift) {
     constexpr std::size_t d = R::poly_len;
     const std::uint64_t p = R::primes[i];
-    std::uint64_t* const sa = rlwe::scratch_words(0, 2 * d);  // τ_k(c.a) switched: the new a
+    std::uint64_t* const sa = rlwe::scratch_words(0, 3 * d);  // τ_k(c.a) switched: the new a
     std::uint64_t* const sb = sa + d;                          // τ_k(c.b) + key-switch part: the new b
+    std::uint64_t* const tmp = sb + d;
     std::vector<const std::uint64_t*> ptr(3 * std::size_t{t});  // digits, then [m·t + j] keys
     const auto& tb = tables<R>();
     for (unsigned j = 0; j < t; ++j) {
@@ -133,7 +134,8 @@ struct ServerStages {
     std::uint64_t* acc[2] = {sa, sb};
     dot_residue<R, 2>(i, acc, t, ptr.data(), ptr.data() + t);
     ntt_inverse(sa, tb.ntt[i]);  // the next round decomposes a: coefficients
-    automorph_ntt_add_residue(c_b.residue(i), sb, perm, d, p);
+    automorph_ntt_residue(c_b.residue(i), tmp, perm, d);  // a plain gather, then the vector sum
+    add_mod(sb, sb, tmp, d, p);
     split_halves(c_a.residue(i), sa, hi_a, half, d, p);
     split_halves_ntt(c_b.residue(i), sb, hi_b, shift.residue(i), d, p);
   }
@@ -257,25 +259,9 @@ struct ServerStages {
 
   /// ScalToMat from precomputed conv digits of a (NTT, dig_a[0..t_conv)) and b: column i < n
   /// of the (n+1)×n matrix Regev ct is written to column col(i) of out.
-  /// With n(n+1) ≤ kDotMaxRows (n ≤ 2) every column comes from one pass over the digits.
   template <class Col>
   static void scal_to_mat_into(const Pn* dig_a, const Pn& b_ntt, const ExpandedPublicParams<P>& pp, MatN& out,
                                Col&& col) {
-    if constexpr (std::size_t{n} * (n + 1) <= kDotMaxRows) {
-      constexpr std::size_t rows = std::size_t{n} * (n + 1);  // product m = i·(n+1) + row
-      std::array<Pn*, rows> outs;
-      for (unsigned i = 0; i < n; ++i)
-        for (unsigned row = 0; row <= n; ++row) outs[i * (n + 1) + row] = &out.at(row, col(i));
-      dot_multi<R, rows>(
-          outs, P::t_conv, [&](std::size_t k) -> const Pn& { return dig_a[k]; },
-          [&](std::size_t m, std::size_t k) -> const Pn& {
-            const std::size_t i = m / (n + 1), row = m % (n + 1);
-            return row == 0 ? pp.s2m_a(i * P::t_conv + k)
-                            : pp.s2m_b(i * P::t_conv + k, static_cast<unsigned>(row - 1));
-          });
-      for (unsigned i = 0; i < n; ++i) out.at(i + 1, col(i)) += b_ntt;
-      return;
-    }
     for (unsigned i = 0; i < n; ++i) {
       const std::size_t c = col(i);
       std::array<Pn*, n + 1> outs;
