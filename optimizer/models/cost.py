@@ -33,9 +33,13 @@ Operations (units):
 Stage op counts (L = number of CRT primes, d = poly_len, ks(t) = one key switch, gadget t),
 following the runtime's loops (runtime/include/spiralpir/spiral/stages.hpp ServerStages,
 first_dim.hpp, prepared.hpp, server.hpp), stage names as its timings:
-  ks(t)          ntt (t+2)L, mac 2tLd, decomp tLd, compose L²d, auto 2Ld (automorph_keyswitch)
+  ks(t)          ntt (t+1)L (the digits forward, the new a back: b stays in the NTT domain),
+                 mac (2t+1)Ld (the key columns, and b's half times the NTT of x^{-2^r}),
+                 decomp tLd, compose L²d, auto 2Ld (automorph_keyswitch)
   expansion      parsing the query's Q polynomials (vanilla Q = 1, stream Q = 2^nu_1 +
-                 nu_2·t_gsw: ServerStages::parse_query / parse_stream_query): ntt QL, parse QLd;
+                 nu_2·t_gsw: ServerStages::parse_query / parse_stream_query): ntt 2QL (a from
+                 its seed back, b into the NTT domain; L less for each first-dimension ct a
+                 direct_first stream variant uploads, whose a is used as sampled), parse QLd;
                  then (not for the stream variants, which upload the expanded cts)
                  Σ_{r=1}^{rounds−1} min(2^(r−1), 2^nu_1) · ks(t_exp_left)
                  + [1 + Σ_{r=1}^{R−1} min(2^(r−1), nu_2·t_gsw)] · ks(t_exp_right), R = rounds_right
@@ -43,8 +47,9 @@ first_dim.hpp, prepared.hpp, server.hpp), stage names as its timings:
                  key switch also redecomp_wide t(L−1)d (one task per residue, each composing
                  and splitting every coefficient itself; with two primes the rounds with two
                  or more cts per thread decompose each ct once for both residues)
-  conversion     2^nu_1 · [ntt (t_conv+1)L, decomp t_conv·L·d, compose L²d,
-                 mac (n+1)n·t_conv·L·d] + nu_2·t_gsw · [ntt (2t_conv+1)L, decomp 2t_conv·L·d,
+  conversion     2^nu_1 · [ntt t_conv·L, decomp t_conv·L·d, compose L²d,
+                 mac (n+1)n·t_conv·L·d] + nu_2·t_gsw · [ntt (2t_conv+1)L (b back for its
+                 digits), decomp 2t_conv·L·d,
                  compose 2L²d, mac (n+1)(n+2)·t_conv·L·d]; the 2^nu_1 term is absent for the
                  stream variants with n = 1 computation matrices (stream_pack, stream with
                  n = 1: noise.direct_first — the client encrypts the first-dimension cts under
@@ -148,18 +153,21 @@ def op_counts(variant: str, d: int, L: int, n: int, nu1: int, nu2: int, inst: in
         n_left, n_right = n_left / g, n_right / g  # this bucket's share
 
     def ks(t: Any, k: Any) -> dict[str, Any]:
-        return {"ntt": k * (t + 2) * L, "mac": k * 2 * t * L * d, "decomp": k * t * L * d,
+        return {"ntt": k * (t + 1) * L, "mac": k * (2 * t + 1) * L * d, "decomp": k * t * L * d,
                 "compose": k * L * L * d, "auto": k * 2 * L * d}
 
     exp_l, exp_r = ks(tl, n_left), ks(tr, n_right)
     query_polys = (a + digits) if stream else 1.0 / g + zero
+    # each query poly: a from its seed to coefficients, b to the NTT domain; a direct_first
+    # stream variant's first-dimension cts keep their sampled a
+    query_ntt = (2.0 * query_polys - (a if stream and a_conv == 0 else 0.0)) * L
     folds = inst_c * (2.0**nu2 - 1)
     packing = ({"ntt": inst * n * n * (tc + 1) * L, "decomp": inst * n * n * tc * L * d,
                 "compose": zero + inst * n * n * L * L * d,
                 "mac": inst * (n + 1) * n * n * tc * L * d} if pack else
                {"ntt": zero, "decomp": zero, "compose": zero, "mac": zero})
     out = {
-        "expansion": {"ntt": exp_l["ntt"] + exp_r["ntt"] + query_polys * L,
+        "expansion": {"ntt": exp_l["ntt"] + exp_r["ntt"] + query_ntt,
                       "mac": exp_l["mac"] + exp_r["mac"],
                       "decomp": exp_l["decomp"] + exp_r["decomp"],
                       "compose": exp_l["compose"] + exp_r["compose"],
@@ -169,7 +177,7 @@ def op_counts(variant: str, d: int, L: int, n: int, nu1: int, nu2: int, inst: in
                       if L >= 3 else zero,
                       "parse": query_polys * L * d},
         "conversion": {
-            "ntt": a_conv * (tc + 1) * L + digits * (2 * tc + 1) * L,
+            "ntt": a_conv * tc * L + digits * (2 * tc + 1) * L,
             "decomp": (a_conv * tc + digits * 2 * tc) * L * d,
             "compose": (a_conv + 2 * digits) * L * L * d,
             "mac": (a_conv * (nc + 1) * nc + digits * (nc + 1) * (nc + 2)) * tc * L * d,

@@ -62,7 +62,7 @@ def stage_jobs(p: Parameters, profile: Profile) -> dict[str, list[Job]]:
     L, d = len(p.moduli), p.poly_len
 
     def ks_residue(t: int) -> float:  # one residue of one key switch (cost.py's ks(t) / L)
-        return ((t + 2) * profile.op_cost("ntt", d) + d * (2 * t * profile.op_cost("mac", d)
+        return ((t + 1) * profile.op_cost("ntt", d) + d * ((2 * t + 1) * profile.op_cost("mac", d)
                 + t * profile.op_cost("decomp_wide" if L >= 3 else "decomp", d)
                 + (t * (L - 1) / L * profile.op_cost("redecomp_wide", d) if L >= 3 else 0.0)
                 + L * profile.op_cost("compose", d)
@@ -79,7 +79,7 @@ def stage_jobs(p: Parameters, profile: Profile) -> dict[str, list[Job]]:
     else:
         # the query's one polynomial, parsed serially: in the unit of the rounds' tasks (seconds)
         # or, the rounds being cheap beside it, it would pass for the whole stage
-        parse = L * (profile.op_cost("ntt", d) + d * profile.op_cost("parse", d))
+        parse = L * (2 * profile.op_cost("ntt", d) + d * profile.op_cost("parse", d))
         jobs["expansion"].append([(parse, 1)])
         big_r = 1 + math.ceil(math.log2(digits)) if digits > 1 else 1
         rounds = max(p.nu_1 + 1, big_r)

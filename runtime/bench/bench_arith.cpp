@@ -7,6 +7,9 @@
 //                                     for one residue or both (an expansion or conversion step)
 //   dot/<path>/2048/<m>/<k>           m lazy dot products of k terms over 2048 words (a key switch)
 //   automorph/2048                    τ_k of one residue (coefficients)
+//   automorph_ntt/2048                τ_k of one residue in the NTT domain (a slot permutation:
+//                                     the expansion's b halves)
+//   split_ntt/<path>/2048             the expansion's split of one b residue in the NTT domain
 // <path> ∈ {native, avx2, avx512} (only the ones this CPU/environment allows, and only primes
 // that path's kernels take); <bits> is the prime's bit length. Example: spiral_runtime_bench --benchmark_filter='ntt_forward/.*/2048/28'
 #include <benchmark/benchmark.h>
@@ -145,6 +148,32 @@ void bench_automorph(benchmark::State& st) {
   st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations()));
 }
 
+void bench_automorph_ntt(benchmark::State& st) {
+  constexpr std::size_t n = 2048;
+  auto a = random_words(n, 268369921ULL, 9);
+  AlignedBuffer<std::uint64_t> out(n);
+  const std::vector<std::uint32_t> perm = automorph_ntt_permutation<SpiralRing>(n / 2 + 1);  // round 1's k
+  for (auto _ : st) {
+    automorph_ntt_residue(a.data(), out.data(), perm.data(), n);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations()));
+}
+
+void bench_split_ntt(benchmark::State& st, Path path) {
+  constexpr std::size_t n = 2048;
+  constexpr std::uint64_t p = 268369921ULL;
+  auto cur = random_words(n, p, 11), tau = random_words(n, p, 12), w = random_words(n, p, 13);
+  AlignedBuffer<std::uint64_t> hi(n);
+  for (auto _ : st) {  // cur keeps changing: every call is a full split of values below p
+    split_halves_ntt(cur.data(), tau.data(), hi.data(), w.data(), n, p, path);
+    benchmark::DoNotOptimize(hi.data());
+    benchmark::ClobberMemory();
+  }
+  st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations()));
+}
+
 // Streaming read: bytes per second of one thread reading 64-bit words (a sum vectorised for
 // the widest instruction set the CPU has, as the first-dimension kernel reads). 1 GiB is far
 // larger than the last-level cache (the first dimension's memory traffic); the smaller sizes
@@ -177,8 +206,10 @@ void register_all() {
     benchmark::RegisterBenchmark(("stream_read/" + std::to_string(mib)).c_str(), bench_stream_read, mib)
         ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("automorph/2048", bench_automorph);
+  benchmark::RegisterBenchmark("automorph_ntt/2048", bench_automorph_ntt);
   for (Path path : available_paths()) {
     const std::string pn = path_name(path);
+    benchmark::RegisterBenchmark(("split_ntt/" + pn + "/2048").c_str(), bench_split_ntt, path);
     for (unsigned t : {2u, 3u, 4u, 5u, 6u, 14u, 18u})
       for (bool both : {false, true})
         benchmark::RegisterBenchmark(("gadget/" + pn + "/2048/" + std::to_string(t) + (both ? "/2" : "/1")).c_str(),

@@ -93,6 +93,28 @@ void split_halves_avx2(std::uint64_t* cur, const std::uint64_t* tau, std::uint64
   split_halves_native(cur, tau, hi, m, n, p, j, n);
 }
 
+void split_halves_ntt_avx2(std::uint64_t* cur, const std::uint64_t* tau, std::uint64_t* hi,
+                          const std::uint64_t* w, std::size_t n, const Barrett30& br) {
+  const __m256i vp = _mm256_set1_epi64x(static_cast<long long>(br.p));
+  const __m256i mu = _mm256_set1_epi64x(static_cast<long long>(br.mu));
+  const __m128i lo = _mm_cvtsi32_si128(static_cast<int>(br.shift_lo));
+  const __m128i sh = _mm_cvtsi32_si128(static_cast<int>(br.shift_hi));
+  std::size_t j = 0;
+  for (; j + 4 <= n; j += 4) {  // every lane below 2^62: csub's sign test holds
+    const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(cur + j));
+    const __m256i t = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tau + j));
+    if (hi != nullptr) {
+      const __m256i u = csub(_mm256_add_epi64(_mm256_sub_epi64(c, t), vp), vp);  // c − t + p ∈ [1, 2p)
+      const __m256i x = _mm256_mul_epu32(u, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + j)));
+      const __m256i q = _mm256_srl_epi64(_mm256_mul_epu32(_mm256_srl_epi64(x, lo), mu), sh);
+      const __m256i r = _mm256_sub_epi64(x, _mm256_mul_epu32(q, vp));  // [0, 3p)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(hi + j), csub(csub(r, vp), vp));
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(cur + j), csub(_mm256_add_epi64(c, t), vp));
+  }
+  if (j < n) split_halves_ntt_native(cur + j, tau + j, hi != nullptr ? hi + j : nullptr, w + j, n - j, br.p);
+}
+
 void add_mod_avx2(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,
                   std::uint64_t p) {
   const __m256i vp = _mm256_set1_epi64x(static_cast<long long>(p));

@@ -72,6 +72,29 @@ void split_halves_avx512(std::uint64_t* cur, const std::uint64_t* tau, std::uint
   split_halves_native(cur, tau, hi, m, n, p, j, n);
 }
 
+void split_halves_ntt_avx512(std::uint64_t* cur, const std::uint64_t* tau, std::uint64_t* hi,
+                            const std::uint64_t* w, std::size_t n, const Barrett30& br) {
+  const __m512i vp = _mm512_set1_epi64(static_cast<long long>(br.p));
+  const __m512i mu = _mm512_set1_epi64(static_cast<long long>(br.mu));
+  const unsigned lo = br.shift_lo, sh = br.shift_hi;
+  std::size_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    const __m512i c = _mm512_loadu_si512(cur + j), t = _mm512_loadu_si512(tau + j);
+    if (hi != nullptr) {
+      const __m512i d = _mm512_sub_epi64(c, t);
+      const __m512i u = _mm512_min_epu64(d, _mm512_add_epi64(d, vp));  // c < t: d wraps above d + p
+      const __m512i x = _mm512_mul_epu32(u, _mm512_loadu_si512(w + j));  // < p^2 < 2^(2L)
+      const __m512i q = _mm512_srli_epi64(_mm512_mul_epu32(_mm512_srli_epi64(x, lo), mu), sh);
+      __m512i r = _mm512_sub_epi64(x, _mm512_mul_epu32(q, vp));  // [0, 3p)
+      r = _mm512_min_epu64(r, _mm512_sub_epi64(r, vp));
+      _mm512_storeu_si512(hi + j, _mm512_min_epu64(r, _mm512_sub_epi64(r, vp)));
+    }
+    const __m512i s = _mm512_add_epi64(c, t);
+    _mm512_storeu_si512(cur + j, _mm512_min_epu64(s, _mm512_sub_epi64(s, vp)));
+  }
+  if (j < n) split_halves_ntt_native(cur + j, tau + j, hi != nullptr ? hi + j : nullptr, w + j, n - j, br.p);
+}
+
 void add_mod_avx512(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,
                     std::uint64_t p) {
   const __m512i vp = _mm512_set1_epi64(static_cast<long long>(p));

@@ -134,6 +134,35 @@ void split_halves(std::uint64_t* cur, const std::uint64_t* tau, std::uint64_t* h
   detail::split_halves_native(cur, tau, hi, m, n, p, 0, n);
 }
 
+void split_halves_ntt(std::uint64_t* cur, const std::uint64_t* tau, std::uint64_t* hi, const std::uint64_t* w,
+                      std::size_t n, std::uint64_t p) {
+  split_halves_ntt(cur, tau, hi, w, n, p, active_path());
+}
+
+void split_halves_ntt(std::uint64_t* cur, const std::uint64_t* tau, std::uint64_t* hi, const std::uint64_t* w,
+                      std::size_t n, std::uint64_t p, Path path) {
+  detail::check_below(cur, n, p, "split_halves_ntt (cur)");
+  detail::check_below(tau, n, p, "split_halves_ntt (tau)");
+  if (hi != nullptr) detail::check_below(w, n, p, "split_halves_ntt (w)");
+  if (p >= (1ULL << 50))
+    throw std::invalid_argument("split_halves_ntt: modulus " + std::to_string(p) + " not below 2^50");
+  switch (require(path)) {
+#ifdef SPIRALPIR_HAVE_AVX512
+    case Path::avx512:
+      if (p < (1ULL << 30)) return detail::split_halves_ntt_avx512(cur, tau, hi, w, n, detail::Barrett30(p));
+      break;
+#endif
+#ifdef SPIRALPIR_HAVE_AVX2
+    case Path::avx2:
+      if (p < (1ULL << 30)) return detail::split_halves_ntt_avx2(cur, tau, hi, w, n, detail::Barrett30(p));
+      break;
+#endif
+    default:
+      break;
+  }
+  detail::split_halves_ntt_native(cur, tau, hi, w, n, p);
+}
+
 void add_mod(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n, std::uint64_t p) {
   add_mod(out, a, b, n, p, active_path());
 }

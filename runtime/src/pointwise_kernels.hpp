@@ -29,6 +29,9 @@ struct Reduce32 {
 // native one). out = a + b mod p for the plain sum.
 void split_halves_native(std::uint64_t* cur, const std::uint64_t* tau, std::uint64_t* hi, std::size_t m,
                          std::size_t n, std::uint64_t p, std::size_t j0, std::size_t j1);
+// The same split in the NTT domain (pointwise.hpp split_halves_ntt): hi = w·(cur − tau) mod p.
+void split_halves_ntt_native(std::uint64_t* cur, const std::uint64_t* tau, std::uint64_t* hi, const std::uint64_t* w,
+                             std::size_t n, std::uint64_t p);
 void add_mod_native(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,
                     std::uint64_t p);
 
@@ -44,6 +47,8 @@ void pointwise_mul_add_lazy_avx2(std::uint64_t* acc, const std::uint64_t* a, con
 void reduce_words_avx2(std::uint64_t* a, std::size_t n, const Reduce32& rd);
 void split_halves_avx2(std::uint64_t* cur, const std::uint64_t* tau, std::uint64_t* hi, std::size_t m,
                        std::size_t n, std::uint64_t p);
+void split_halves_ntt_avx2(std::uint64_t* cur, const std::uint64_t* tau, std::uint64_t* hi,
+                          const std::uint64_t* w, std::size_t n, const Barrett30& br);
 void add_mod_avx2(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,
                   std::uint64_t p);
 #endif
@@ -55,6 +60,8 @@ void pointwise_mul_add_lazy_avx512(std::uint64_t* acc, const std::uint64_t* a, c
 void reduce_words_avx512(std::uint64_t* a, std::size_t n, const Reduce32& rd);
 void split_halves_avx512(std::uint64_t* cur, const std::uint64_t* tau, std::uint64_t* hi, std::size_t m,
                          std::size_t n, std::uint64_t p);
+void split_halves_ntt_avx512(std::uint64_t* cur, const std::uint64_t* tau, std::uint64_t* hi,
+                          const std::uint64_t* w, std::size_t n, const Barrett30& br);
 void add_mod_avx512(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,
                     std::uint64_t p);
 #endif

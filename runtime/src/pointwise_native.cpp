@@ -38,7 +38,6 @@ void pointwise_mul_add_lazy_native(std::uint64_t* acc, const std::uint64_t* a, c
   for (std::size_t i = 0; i < n; ++i) acc[i] += a[i] * b[i];
 }
 
-
 void split_halves_native(std::uint64_t* cur, const std::uint64_t* tau, std::uint64_t* hi, std::size_t m,
                          std::size_t n, std::uint64_t p, std::size_t j0, std::size_t j1) {
   for (std::size_t j = j0; j < j1; ++j) {
@@ -51,6 +50,15 @@ void split_halves_native(std::uint64_t* cur, const std::uint64_t* tau, std::uint
     }
     cur[j] = ct::add_mod(cur[j], tau[j], p);
   }
+}
+
+void split_halves_ntt_native(std::uint64_t* cur, const std::uint64_t* tau, std::uint64_t* hi, const std::uint64_t* w,
+                             std::size_t n, std::uint64_t p) {
+  if (hi != nullptr) {
+    for (std::size_t j = 0; j < n; ++j) hi[j] = ct::sub_mod(cur[j], tau[j], p);
+    pointwise_mul_native(hi, hi, w, n, p, false);
+  }
+  for (std::size_t j = 0; j < n; ++j) cur[j] = ct::add_mod(cur[j], tau[j], p);
 }
 
 void add_mod_native(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,

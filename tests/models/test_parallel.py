@@ -118,7 +118,7 @@ def test_expansion_jobs_follow_the_live_cts() -> None:
 
 
 def test_vanilla_expansion_is_parallel_but_for_its_one_parsed_polynomial() -> None:
-    """The serial parse weighs what cost.py charges one query polynomial (L NTTs and L·d
+    """The serial parse weighs what cost.py charges one query polynomial (2L NTTs and L·d
     parsed residues), in the same unit as the rounds' key-switch tasks: the expansion's
     2-thread share is the serial parse plus the rounds' makespans, near 1/2 when the rounds
     dominate (not near 1, as a parse weighed in another unit would make it)."""
@@ -126,7 +126,7 @@ def test_vanilla_expansion_is_parallel_but_for_its_one_parsed_polynomial() -> No
     p = _params(nu_1=9, nu_2=8)
     jobs = stage_jobs(p, prof)["expansion"]
     L, d = len(p.moduli), p.poly_len
-    assert jobs[0] == [(pytest.approx(L * (prof.ntt(d) + d * prof.op_cost("parse", d))), 1)]
+    assert jobs[0] == [(pytest.approx(L * (2 * prof.ntt(d) + d * prof.op_cost("parse", d))), 1)]
     rounds = sum(makespan(j, 1) for j in jobs[1:])
     # the rounds' single-thread work is cost.py's expansion less the parse (stage scale 1)
     one = stage_seconds(p, prof)["expansion"] / prof.scale("expansion")

@@ -375,6 +375,58 @@ TEST(KernelPaths, SplitAvx512) {
 }
 #endif
 
+using SplitNttKernel = void (*)(u64*, const u64*, u64*, const u64*, std::size_t, u64);
+
+/// the NTT-domain split: hi = w·(cur − tau), cur = cur + tau, against 128-bit arithmetic, with
+/// lengths off the vector width (tails), the extremes p − 1 and hi null
+void check_split_ntt(const char* what, SplitNttKernel split, u64 max_p) {
+  for (u64 p : {u64{3}, u64{7681}, u64{67104769}, u64{268369921}, prime(30, 16), prime(50, 16)}) {
+    if (p >= max_p) continue;
+    for (std::size_t n : {std::size_t{64}, std::size_t{67}}) {
+      for (bool with_hi : {true, false}) {
+        SCOPED_TRACE(std::string(what) + " p=" + std::to_string(p) + " n=" + std::to_string(n) +
+                     (with_hi ? "" : " (no hi)"));
+        const Vec cur = inputs(n + 1, p, p), tau = inputs(n + 1, p, p), w = inputs(n + 1, p, p - 1);
+        Vec got = cur, hi(n + 1, 7);
+        split(got.data(), tau.data(), with_hi ? hi.data() : nullptr, w.data(), n, p);
+        for (std::size_t j = 0; j < n; ++j) {
+          const u128 u = (static_cast<u128>(cur[j]) + p - tau[j]) % p;
+          ASSERT_EQ(got[j], static_cast<u64>((static_cast<u128>(cur[j]) + tau[j]) % p)) << "cur " << j;
+          ASSERT_EQ(hi[j], with_hi ? static_cast<u64>(u * w[j] % p) : 7) << "hi " << j;
+        }
+        ASSERT_EQ(got[n], cur[n]) << "cur past n";
+        ASSERT_EQ(hi[n], 7u) << "hi past n";
+      }
+    }
+  }
+}
+
+TEST(KernelPaths, SplitNttNative) { check_split_ntt("native", detail::split_halves_ntt_native, u64{1} << 50); }
+
+#ifdef SPIRALPIR_HAVE_AVX2
+TEST(KernelPaths, SplitNttAvx2) {
+  SPIRALPIR_REQUIRE_CPU(cpu_avx2(), "AVX2");
+  check_split_ntt(
+      "avx2",
+      [](u64* c, const u64* t, u64* h, const u64* w, std::size_t n, u64 p) {
+        detail::split_halves_ntt_avx2(c, t, h, w, n, detail::Barrett30(p));
+      },
+      u64{1} << 30);
+}
+#endif
+
+#ifdef SPIRALPIR_HAVE_AVX512
+TEST(KernelPaths, SplitNttAvx512) {
+  SPIRALPIR_REQUIRE_CPU(cpu_avx512(), "AVX-512 F/DQ/BW/VL");
+  check_split_ntt(
+      "avx512",
+      [](u64* c, const u64* t, u64* h, const u64* w, std::size_t n, u64 p) {
+        detail::split_halves_ntt_avx512(c, t, h, w, n, detail::Barrett30(p));
+      },
+      u64{1} << 30);
+}
+#endif
+
 // ---- lazy dot products -----------------------------------------------------------------------
 
 using DotKernel = void (*)(std::size_t, u64* const*, const u64* const*, const u64* const*, std::size_t,

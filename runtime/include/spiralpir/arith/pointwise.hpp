@@ -10,6 +10,9 @@
 //   split_halves(cur, tau, hi, m, n, p)    the expansion's split of a ct residue: with
 //       u = cur − tau mod p, hi = x^{-m}·u negacyclic over n words (skipped when hi is null;
 //       0 ≤ m < n), then cur = cur + tau mod p; cur, tau ∈ [0, p), p < 2^63
+//   split_halves_ntt(cur, tau, hi, w, n, p)   the same split in the NTT domain, where the shift
+//       is a product: hi = w·(cur − tau) mod p with w the NTT of x^{-m} (skipped when hi is
+//       null), then cur = cur + tau mod p; cur, tau, w ∈ [0, p), p < 2^50 (vector paths p < 2^30)
 //   each also takes an explicit Path (throws if unavailable); otherwise active_path().
 #pragma once
 
@@ -29,6 +32,8 @@ void reduce_words(std::uint64_t* a, std::size_t n, std::uint64_t p);
 void add_mod(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n, std::uint64_t p);
 void split_halves(std::uint64_t* cur, const std::uint64_t* tau, std::uint64_t* hi, std::size_t m, std::size_t n,
                   std::uint64_t p);
+void split_halves_ntt(std::uint64_t* cur, const std::uint64_t* tau, std::uint64_t* hi, const std::uint64_t* w,
+                      std::size_t n, std::uint64_t p);
 
 void pointwise_mul(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,
                    std::uint64_t p, Path path);
@@ -41,5 +46,7 @@ void add_mod(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b,
              Path path);
 void split_halves(std::uint64_t* cur, const std::uint64_t* tau, std::uint64_t* hi, std::size_t m, std::size_t n,
                   std::uint64_t p, Path path);
+void split_halves_ntt(std::uint64_t* cur, const std::uint64_t* tau, std::uint64_t* hi, const std::uint64_t* w,
+                      std::size_t n, std::uint64_t p, Path path);
 
 }  // namespace spiralpir

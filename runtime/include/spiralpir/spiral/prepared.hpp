@@ -111,7 +111,7 @@ struct QueryPreparation {
         direct[x] = std::move(m);
         return;
       }
-      all[x].b = rlwe::get_poly_q<R>(rd, D::q_bits, "query");
+      all[x].b = to_ntt(rlwe::get_poly_q<R>(rd, D::q_bits, "query"));
       all[x].a = from_ntt(uniform_poly_ntt<R>(seed, x));
     });
     const std::uint64_t used = D::query_polys * poly_bits;

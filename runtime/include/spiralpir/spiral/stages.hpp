@@ -23,9 +23,13 @@
 
 namespace spiralpir {
 
+/// Scalar Regev ciphertext, phase = b − s·a: a in the coefficient domain (the expansion and
+/// conversion decompose it), b in the NTT domain (the expansion only permutes, adds and scales
+/// it, and ScalToMat adds it as it is: kept there, it is never transformed back and forth).
 template <class R>
-struct RegevCt {  // scalar Regev ciphertext, coefficient domain; phase = b − s·a
-  rlwe::Pc<R> a, b;
+struct RegevCt {
+  rlwe::Pc<R> a;
+  rlwe::Pn<R> b;
 };
 
 /// Test-only observer of intermediate ciphertexts (noise measurement, stage tests).
@@ -78,21 +82,42 @@ struct ServerStages {
     std::memcpy(seed.data(), buf + kHeaderBytes, 32);
     BitReader rd(buf + kHeaderBytes + 32, len - kHeaderBytes - 32);
     RegevCt<R> ct;
-    ct.b = rlwe::get_poly_q<R>(rd, D::q_bits, "query");
+    ct.b = to_ntt(rlwe::get_poly_q<R>(rd, D::q_bits, "query"));
     rd.check_padding_zero("query");
     ct.a = from_ntt(uniform_poly_ntt<R>(seed, 0));
     return ct;
   }
 
+  /// Per expansion round r: τ_k on the NTT domain as a slot permutation (k = automorph_k(r)),
+  /// and the NTT of x^{-2^r}, by which the split of the b halves multiplies.
+  struct ExpandTables {
+    std::vector<std::vector<std::uint32_t>> perm;
+    std::vector<Pn> shift;
+  };
+  static const ExpandTables& expand_tables() {
+    static const ExpandTables tables = [] {
+      ExpandTables x;
+      for (unsigned r = 0; r < D::rounds; ++r) {
+        x.perm.push_back(automorph_ntt_permutation<R>(L::automorph_k(r)));
+        Pc m;  // x^{-h} = −x^{d−h}
+        for (std::size_t i = 0; i < R::num_primes; ++i) m(i, R::poly_len - (std::size_t{1} << r)) = R::primes[i] - 1;
+        x.shift.push_back(to_ntt(std::move(m)));
+      }
+      return x;
+    }();
+    return tables;
+  }
+
   /// Residue i of the expansion step for one ct c: with dig[0..t) = residue i of the digits of
   /// base 2^bits of ta = τ_k(c.a) (coefficients; transformed in place), tau = τ_k(c) key-switched
   /// back to s_reg with key columns (ka(j), kb(j)); then, residue i only, hi = x^{-half}·(c − tau)
-  /// (when hi_a != nullptr) and c += tau. Every write is to residue i (and dig), so the residues
-  /// of one ct are independent tasks.
+  /// (when hi_a != nullptr) and c += tau. b stays in the NTT domain: τ_k is the slot permutation
+  /// `perm` there and x^{-half} the product with `shift`. Every write is to residue i (and dig),
+  /// so the residues of one ct are independent tasks.
   template <class KA, class KB>
-  static void expand_step_residue(std::uint64_t* const* dig, Pc& c_a, Pc& c_b, std::uint64_t k, unsigned t,
+  static void expand_step_residue(std::uint64_t* const* dig, Pc& c_a, Pn& c_b, unsigned t,
                                   std::size_t i, KA&& ka, KB&& kb, std::size_t half, std::uint64_t* hi_a,
-                                  std::uint64_t* hi_b) {
+                                  std::uint64_t* hi_b, const std::uint32_t* perm, const Pn& shift) {
     constexpr std::size_t d = R::poly_len;
     const std::uint64_t p = R::primes[i];
     std::uint64_t* const sa = rlwe::scratch_words(0, 3 * d);  // τ_k(c.a) switched: the new a
@@ -108,12 +133,11 @@ struct ServerStages {
     }
     std::uint64_t* acc[2] = {sa, sb};
     dot_residue<R, 2>(i, acc, t, ptr.data(), ptr.data() + t);
-    ntt_inverse(sa, tb.ntt[i]);
-    ntt_inverse(sb, tb.ntt[i]);
-    automorph_residue(c_b.residue(i), tmp, k, d, p);
+    ntt_inverse(sa, tb.ntt[i]);  // the next round decomposes a: coefficients
+    automorph_ntt_residue(c_b.residue(i), tmp, perm, d);  // a plain gather, then the vector sum
     add_mod(sb, sb, tmp, d, p);
     split_halves(c_a.residue(i), sa, hi_a, half, d, p);
-    split_halves(c_b.residue(i), sb, hi_b, half, d, p);
+    split_halves_ntt(c_b.residue(i), sb, hi_b, shift.residue(i), d, p);
   }
 
   /// Coefficient expansion: returns (first-dimension cts [buckets·dim0], GSW-digit cts
@@ -143,6 +167,7 @@ struct ServerStages {
     std::vector<char> live(total, 0);
     cur[0] = query;
     live[0] = 1;
+    const ExpandTables& xt = expand_tables();
     std::vector<std::optional<Pc>> ta;  // τ_k(cur[j].a) of this round's cts (read by every residue's task)
     std::vector<std::size_t> order;
     for (unsigned r = 0; r < D::rounds; ++r) {
@@ -168,7 +193,7 @@ struct ServerStages {
         for (std::size_t i = 0; i < np; ++i)
           automorph_residue(cur[j]->a.residue(i), ta[x]->residue(i), k, R::poly_len, R::primes[i]);
         if (needs_hi(j)) {  // every residue's step writes the whole of it
-          cur[j + half].emplace(RegevCt<R>{Pc::uninitialised(), Pc::uninitialised()});
+          cur[j + half].emplace(RegevCt<R>{Pc::uninitialised(), Pn::uninitialised()});
           live[j + half] = 1;
         }
       });
@@ -181,14 +206,16 @@ struct ServerStages {
         std::uint64_t* hi_b = hi ? cur[j + half]->b.residue(i) : nullptr;
         if (uses_right(j))
           expand_step_residue(
-              dig + i * P::t_exp_right, c.a, c.b, k, P::t_exp_right, i,
+              dig + i * P::t_exp_right, c.a, c.b, P::t_exp_right, i,
               [&](unsigned c0) -> const Pn& { return pp.right_a(r, c0); },
-              [&](unsigned c0) -> const Pn& { return pp.right_b(r, c0); }, half, hi_a, hi_b);
+              [&](unsigned c0) -> const Pn& { return pp.right_b(r, c0); }, half, hi_a, hi_b, xt.perm[r].data(),
+              xt.shift[r]);
         else
           expand_step_residue(
-              dig + i * P::t_exp_left, c.a, c.b, k, P::t_exp_left, i,
+              dig + i * P::t_exp_left, c.a, c.b, P::t_exp_left, i,
               [&](unsigned c0) -> const Pn& { return pp.left_a(r, c0); },
-              [&](unsigned c0) -> const Pn& { return pp.left_b(r, c0); }, half, hi_a, hi_b);
+              [&](unsigned c0) -> const Pn& { return pp.left_b(r, c0); }, half, hi_a, hi_b, xt.perm[r].data(),
+              xt.shift[r]);
       };
       // digits of residues [i0, i1) of ct order[x], residue i's at dig[i·t ..] (scratch slot 1)
       auto decompose = [&](std::size_t x, std::size_t i0, std::size_t i1, std::vector<std::uint64_t*>& dig) {
@@ -230,7 +257,7 @@ struct ServerStages {
     for (std::size_t g = 0; g < n_digits; ++g) digits.push_back(take(2 * g + 1));
   }
 
-  /// ScalToMat from precomputed conv digits of a (NTT, dig_a[0..t_conv)) and b (NTT): column i < n
+  /// ScalToMat from precomputed conv digits of a (NTT, dig_a[0..t_conv)) and b: column i < n
   /// of the (n+1)×n matrix Regev ct is written to column col(i) of out.
   template <class Col>
   static void scal_to_mat_into(const Pn* dig_a, const Pn& b_ntt, const ExpandedPublicParams<P>& pp, MatN& out,
@@ -260,16 +287,10 @@ struct ServerStages {
     gsw.clear();
     gsw.resize(P::nu_2);
     parallel_for(threads, gsw.size(), [&](std::size_t f) { gsw[f] = MatN(n + 1, cols); });
-    auto to_ntt_into = [](const Pc& x, Pn& out) {
-      std::copy(x.data(), x.data() + Pc::size(), out.data());
-      const auto& tb = tables<R>();
-      for (std::size_t i = 0; i < R::num_primes; ++i) ntt_forward(out.residue(i), tb.ntt[i]);
-    };
     // digit task g = one digit ct: column k of block 0 (RegevToGSW) and column (i+1)·t_gsw + k of
     // blocks 1..n (ScalToMat), k = g mod t_gsw, of GSW ct f = g / t_gsw
     parallel_for(threads, digits.size() + first.size(), [&](std::size_t task) {
-      std::vector<Pn>& dig = rlwe::scratch<R>(2, 2 * std::size_t{P::t_conv} + 1);
-      Pn& b_ntt = dig[2 * P::t_conv];
+      std::vector<Pn>& dig = rlwe::scratch<R>(2, 2 * std::size_t{P::t_conv});
       if (task >= digits.size()) {
         const std::size_t i = task - digits.size();
         if (!split.owns(i)) return;
@@ -279,8 +300,7 @@ struct ServerStages {
         }
         MatN m = MatN::uninitialised(n + 1, n);  // scal_to_mat_into writes every column
         gadget_decompose_ntt_into<R>(first[i].a, D::bits_conv, P::t_conv, dig.data(), 1);
-        to_ntt_into(first[i].b, b_ntt);
-        scal_to_mat_into(dig.data(), b_ntt, pp, m, [](unsigned c) { return std::size_t{c}; });
+        scal_to_mat_into(dig.data(), first[i].b, pp, m, [](unsigned c) { return std::size_t{c}; });
         first_mats[i] = std::move(m);
         return;
       }
@@ -288,9 +308,8 @@ struct ServerStages {
       if (!split.owns(g)) return;
       MatN& G = gsw[f];
       gadget_decompose_ntt_into<R>(digits[g].a, D::bits_conv, P::t_conv, dig.data(), 1);
-      to_ntt_into(digits[g].b, b_ntt);
-      scal_to_mat_into(dig.data(), b_ntt, pp, G, [&](unsigned i) { return (i + 1) * std::size_t{P::t_gsw} + k; });
-      gadget_decompose_ntt_into<R>(digits[g].b, D::bits_conv, P::t_conv, dig.data() + P::t_conv, 1);
+      scal_to_mat_into(dig.data(), digits[g].b, pp, G, [&](unsigned i) { return (i + 1) * std::size_t{P::t_gsw} + k; });
+      gadget_decompose_ntt_into<R>(from_ntt(digits[g].b), D::bits_conv, P::t_conv, dig.data() + P::t_conv, 1);
       std::array<Pn*, n + 1> outs;
       for (unsigned row = 0; row <= n; ++row) outs[row] = &G.at(row, k);
       dot_multi<R, n + 1>(

@@ -137,7 +137,7 @@ class NoiseMeter : public StageObserver<P> {
   }
   void scalar_noise(const RegevCt<R>& ct, u128 m0, NoiseStat& s) const {
     // phase = b − s_reg·a
-    Pc ph = ct.b;
+    Pc ph = from_ntt(ct.b);
     ph -= from_ntt(to_ntt(ct.a) * c_.secret().s_reg_ntt);
     Pc expect;
     set_const(expect, m0);
