@@ -21,14 +21,17 @@ Owns the fitting of the cost model (cost.py) to this machine:
    * `ms`, `ms_wide` = median of (modswitch seconds − its NTT time) / its count, over the runs
      with fewer / with three or more CRT primes,
    * `parse` = median over the stream variants' runs of (expansion − its NTT time) / parse count,
-   * `decomp` (two CRT primes or fewer), `decomp_wide` (three or more) = median over the
-     folding and packing stages of their seconds left after NTT and mac time per gadget digit
-     (the other without runs of one width); `auto` = median over the expansions of what is
-     left after their digits per automorphism coefficient (the expansions with fewer than
-     three primes when there are any), `redecomp_wide` = median over the three-prime
-     expansions of what is left after that per repeated digit (0 without both kinds),
-     `tile` the same as `auto` over the conversions per query coefficient tiled;
-     `compose` = 0 (the CRT composition is inside each width's digit cost),
+   * `decomp` (two CRT primes or fewer) = median over the two-prime folding and packing
+     stages of their seconds left after NTT and mac time per gadget digit; `auto` = median
+     over the two-prime expansions of what is left after their digits per automorphism
+     coefficient, `tile` the same over their conversions per query coefficient tiled;
+     `compose` = 0 (the two-prime CRT composition is inside the digit cost),
+   * the three-prime (scalar 128-bit) decomposition: `compose_wide` (per coefficient
+     composed), `decomp_wide` (per digit) and `redecomp_wide` (per digit the expansion's
+     per-residue tasks extract again) = non-negative least squares (relative errors) of the
+     rests of every three-prime expansion, conversion, folding and packing stage
+     (_fit_wide; compose_wide only from two or more three-prime parameter sets, whose gadget
+     lengths set the per-coefficient and per-digit parts apart),
    * `stage_scale[s]` = median over sets of measured / predicted seconds of stage s (over the
      runs where stage s took at least MIN_SCALE_SECONDS, if any), but the first dimension's
      (1: fd and fdout are fitted to its seconds directly).
@@ -217,45 +220,36 @@ def fit(kernel: Kernels, runs: Sequence[tuple[Parameters, dict[str, Any]]],
         return (m - cc.get("ntt", 0) * base.ntt(p.poly_len) - cc.get("mac", 0) * kernel.mac
                 - cc.get("parse", 0) * parse)
 
-    # a gadget digit's cost (by CRT width): median over the conversion, folding and packing
-    # stages of their rest per digit (robust to a disturbed run); then the automorphisms' from
-    # the expansion's rest after its digits
-    per_digit: dict[str, list[float]] = {"decomp": [], "decomp_wide": []}
-    for p, c, st, _ in counts:
-        for stage in ("folding", "packing"):
-            m, cc = float(st.get(stage, 0.0)), c[stage]
-            for kind, vals in per_digit.items():
-                if m > 0 and cc.get(kind, 0) > 0:
-                    vals.append(max(0.0, rest(p, cc, m)) / cc[kind])
-    dec = statistics.median(per_digit["decomp"]) if per_digit["decomp"] else 0.0
-    dec_wide = statistics.median(per_digit["decomp_wide"]) if per_digit["decomp_wide"] else dec
-    dec = dec if per_digit["decomp"] else dec_wide
-    def exp_rest(p: Parameters, cc: dict[str, float], m: float) -> float:
-        """the expansion's seconds left after its NTTs, multiply-adds, parsing and digits"""
-        return rest(p, cc, m) - cc.get("decomp", 0) * dec - cc.get("decomp_wide", 0) * dec_wide
+    # the two-prime (vector) digits: median over the folding and packing stages of their rest
+    # per digit (robust to a disturbed run); then from the two-prime expansions the
+    # automorphisms and from their conversions the tiling, each rest after the digits
+    narrow = [(p, c, st) for p, c, st, _ in counts if len(p.moduli) < 3]
+    digits = [max(0.0, rest(p, c[stage], m)) / c[stage]["decomp"]
+              for p, c, st in narrow for stage in ("folding", "packing")
+              if (m := float(st.get(stage, 0.0))) > 0 and c[stage].get("decomp", 0) > 0]
+    dec = statistics.median(digits) if digits else 0.0
 
-    expansions = [(p, c["expansion"], m) for p, c, st, _ in counts
-                  if (m := float(st.get("expansion", 0.0))) > 0
-                  and c["expansion"].get("auto", 0) > 0]
-    # the automorphisms from the expansions without repeated wide digits (all, if none is)
-    narrow = [x for x in expansions if x[1].get("redecomp_wide", 0) == 0] or expansions
-    autos = [max(0.0, exp_rest(p, cc, m)) / cc["auto"] for p, cc, m in narrow]
+    def per_unit(stage: str, op: str, runs: Sequence[tuple[Parameters, dict[str, Any],
+                                                          dict[str, float]]]) -> list[float]:
+        return [max(0.0, rest(p, c[stage], m) - c[stage].get("decomp", 0) * dec)
+                / c[stage][op] for p, c, st in runs
+                if (m := float(st.get(stage, 0.0))) > 0 and c[stage].get(op, 0) > 0]
+
+    autos, tiles = per_unit("expansion", "auto", narrow), per_unit("conversion", "tile", narrow)
     aut = statistics.median(autos) if autos else 0.0
-    # then the wide expansions' repeated digits from what is left of them
-    redecs = [max(0.0, exp_rest(p, cc, m) - cc["auto"] * aut) / cc["redecomp_wide"]
-              for p, cc, m in expansions if cc.get("redecomp_wide", 0) > 0]
-    redec = statistics.median(redecs) if redecs and len(narrow) < len(expansions) else 0.0
-    tiles = [max(0.0, rest(p, c["conversion"], m) - c["conversion"].get("decomp", 0) * dec
-                 - c["conversion"].get("decomp_wide", 0) * dec_wide) / c["conversion"]["tile"]
-             for p, c, st, _ in counts
-             if (m := float(st.get("conversion", 0.0))) > 0 and c["conversion"].get("tile", 0) > 0]
     tile = statistics.median(tiles) if tiles else 0.0
-    comp = 0.0  # the CRT composition: inside each width's digit cost
-    prof = profile({"mac": kernel.mac, "decomp": dec, "decomp_wide": dec_wide,
-                    "redecomp_wide": redec,
-                    "compose": comp, "auto": aut, "parse": parse, "tile": tile, "fd": fd,
-                    "fdout": fdout,
-                    "ms": ms, "ms_wide": ms_wide})
+    wide = _fit_wide([(p, c, st) for p, c, st, _ in counts if len(p.moduli) >= 3], rest,
+                     None if autos else "auto", None if tiles else "tile", aut, tile)
+    aut, tile = wide.pop("auto", aut), wide.pop("tile", tile)
+    if not digits:  # no two-prime run: the wide digit cost stands in
+        dec = wide.get("decomp_wide", 0.0)
+    if "decomp_wide" not in wide:  # no three-prime run: the narrow cost
+        wide["decomp_wide"] = dec
+    for op in ("redecomp_wide", "compose_wide"):
+        wide.setdefault(op, 0.0)
+    prof = profile({"mac": kernel.mac, "decomp": dec, "compose": 0.0, "auto": aut,
+                    "parse": parse, "tile": tile, "fd": fd, "fdout": fdout, "ms": ms,
+                    "ms_wide": ms_wide, **wide})
     scale: dict[str, float] = {"first_dimension": 1.0}
     for stage in (s for s in STAGES if s != "first_dimension"):
         ratios = [(st[stage] / pred, st[stage]) for p, _, st, layout in counts
@@ -265,6 +259,37 @@ def fit(kernel: Kernels, runs: Sequence[tuple[Parameters, dict[str, Any]]],
         long = [r for r, secs in ratios if secs >= MIN_SCALE_SECONDS]
         scale[stage] = statistics.median(long or [r for r, _ in ratios]) if ratios else 1.0
     return profile(prof.op_seconds, scale)
+
+
+WIDE_STAGES = ("expansion", "conversion", "folding", "packing")
+
+
+def _fit_wide(runs: Sequence[tuple[Parameters, dict[str, dict[str, float]], dict[str, float]]],
+              rest: Any, auto_op: str | None, tile_op: str | None, aut: float, tile: float
+              ) -> dict[str, float]:
+    """The three-prime decomposition's costs (compose_wide, decomp_wide, redecomp_wide) by
+    non-negative least squares (relative errors) over the wide stages of three-prime runs:
+    each stage's rest after its NTTs, multiply-adds and parsing (`rest`), and its automorphisms
+    and tiling at the two-prime costs aut, tile — or, auto_op / tile_op given (no two-prime
+    run to take them from), those fitted with them. The composition per coefficient, apart
+    from the digits, only with two or more parameter sets (their gadget lengths tell the two
+    apart); else 0 as before it was modelled. {} without three-prime runs."""
+    ops = ["decomp_wide", "redecomp_wide"] + [o for o in (auto_op, tile_op) if o]
+    if len({p.params_hash() for p, _, _ in runs}) >= 2:
+        ops.insert(0, "compose_wide")
+    rows, rhs = [], []
+    for p, c, st in runs:
+        for stage in WIDE_STAGES:
+            m, cc = float(st.get(stage, 0.0)), c[stage]
+            if m <= 0 or cc.get("decomp_wide", 0) <= 0:
+                continue
+            left = rest(p, cc, m) - (0.0 if auto_op else cc.get("auto", 0) * aut) \
+                - (0.0 if tile_op else cc.get("tile", 0) * tile)
+            rows.append([cc.get(op, 0.0) / m for op in ops])
+            rhs.append(left / m)
+    if not rows:
+        return {}
+    return dict(zip(ops, _nnls(np.array(rows), np.array(rhs)), strict=True))
 
 
 def report_layout(p: Parameters, rep: dict[str, Any]) -> tuple[bool, bool, int]:

@@ -11,7 +11,9 @@ Steps, each reported to `step(done, total, message)`:
    each benchmarked single-threaded (`repeat` bench processes, the minimum) and, for the
    thread members, at 2 threads and at every core when the machine has more; the REPEATS
    members once more single-threaded on an implicit database that repeats folding indices
-   (the first dimension's words from cache: the largest shapes' implicit databases);
+   (the first dimension's words from cache: the largest shapes' implicit databases); the
+   FIXED_MEMBERS (a three-prime parameter set with long gadgets, given, not planned) at 1 and
+   several threads;
 3. the fit (measure/calibrate.py), the first dimension's own read bandwidth and the thread
    scaling (measure/scaling.py).
 """
@@ -38,10 +40,13 @@ from spiralpir.optimizer.measure.calibrate import (
 from spiralpir.optimizer.measure.scaling import fit_threads, kernel_read_bandwidth
 from spiralpir.optimizer.measure.validation import (
     CALIBRATION,
+    FIXED_CALIBRATION,
     Shape,
+    fixed_instance_name,
     instance_name,
     loadavg,
     prepare,
+    prepare_fixed,
 )
 from spiralpir.optimizer.models.profile import Profile
 from spiralpir.optimizer.params.parameters import Parameters
@@ -66,6 +71,10 @@ QUICK_MEMBERS = (
 # rate, which no database read from memory shows
 REPEATS = (("cal2e18x128b", "spiral", 64.0),)
 REPEATS_SUFFIX = "_repeats"
+# validation.FIXED_CALIBRATION's members (three primes, long gadgets), at 1 and several
+# threads: the wide decomposition's cost per coefficient apart from its cost per digit, and
+# the scalar ops' thread slowdown
+FIXED_MEMBERS = tuple(name for name, _ in FIXED_CALIBRATION)
 
 
 def thread_counts(cores: int | None = None) -> list[int]:
@@ -135,7 +144,7 @@ def quick_calibrate(work: Path, step: Step, *, arith_bench: Path | None = None,
     report), in the order measured."""
     counts = thread_counts(cores)
     total = 2 + sum(1 + (len(counts) if many else 0) for _, _, many in QUICK_MEMBERS) \
-        + len(REPEATS)
+        + len(REPEATS) + len(FIXED_MEMBERS) * (1 + len(counts))
     done = 0
     step(done, total, "kernel microbenchmarks")
     kern, src, report = kernels_of(arith_bench, build_dir, step, done, total)
@@ -152,6 +161,15 @@ def quick_calibrate(work: Path, step: Step, *, arith_bench: Path | None = None,
         inst, lit = prepare(shape, variant, work, build_dir=builder.build_root(build_dir))
         built[(name, variant)] = inst, lit
         for t in [1, *(counts if many else [])]:
+            step(done, total, f"{label}: benchmark, {t} thread(s) (load {loadavg()})")
+            runs.append({"name": label, "params": lit, "threads": t,
+                         "report": measure(inst, t, trials, repeat)})
+            done += 1
+    for name, lit in FIXED_CALIBRATION:
+        label = fixed_instance_name(name, lit)
+        step(done, total, f"{label}: generate, build")
+        inst, lit = prepare_fixed(name, lit, work, build_dir=builder.build_root(build_dir))
+        for t in [1, *counts]:
             step(done, total, f"{label}: benchmark, {t} thread(s) (load {loadavg()})")
             runs.append({"name": label, "params": lit, "threads": t,
                          "report": measure(inst, t, trials, repeat)})

@@ -9,7 +9,10 @@
   uncontended estimate when the bench reports it, wall_stages):
   Σ wall_T / Σ secs_1 × parallel_fraction(stage, T) over the stages bound by compute
   (the first dimension too when its database stays cache resident), pooled over the runs,
-  within [1, T].
+  within [1, T]. With stages mostly in the scalar 128-bit ops among them (three primes:
+  cost.scalar_fraction s ≥ 1/2), slowdown and scalar_slowdown together instead: least squares
+  (relative errors) of wall_T = secs_1 × parallel_fraction × [(1 − s)·slowdown +
+  s·scalar_slowdown] over the stages of at least MIN_STAGE_SECONDS, each within [1, T].
 * read_bytes_per_second at T: preprocessed bytes over the T-thread first-dimension seconds of
   the runs whose database is far larger than the cache, the fastest such run (at least the
   single-thread figure).
@@ -21,8 +24,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
 from spiralpir.optimizer.measure.calibrate import stage_times
-from spiralpir.optimizer.models.cost import STAGES, Profile, params_db_bytes
+from spiralpir.optimizer.models.cost import STAGES, Profile, params_db_bytes, scalar_fraction
 from spiralpir.optimizer.models.parallel import parallel_fraction, stage_jobs
 from spiralpir.optimizer.models.profile import ThreadScaling
 from spiralpir.optimizer.params.parameters import Parameters
@@ -30,6 +34,8 @@ from spiralpir.optimizer.params.parameters import Parameters
 # a database this many times the last-level cache is read from memory: its first dimension
 # measures the read bandwidth
 MEMORY_BOUND_FACTOR = 4.0
+# stages shorter than this (single thread) are left out of the two-slowdown fit: noisy
+MIN_STAGE_SECONDS = 1e-3
 
 
 def wall_stages(rep: dict[str, Any]) -> dict[str, float]:
@@ -86,11 +92,12 @@ def fit_threads(profile: Profile,
             by_t.setdefault(int(many["threads"]), []).append((p, one, many))
     out = dict(profile.threads)
     for t, group in sorted(by_t.items()):
-        num = den = 0.0
+        rows: list[tuple[float, float, float]] = []  # (vector seconds, scalar seconds, wall_T)
         rates = []
         for p, one, many in group:
             w1, wt = single_stages(one), wall_stages(many)
             jobs = stage_jobs(p, profile)
+            share = scalar_fraction(p, profile)
             mem = memory_bound(p, profile)
             if mem and wt.get("first_dimension", 0) > 0:
                 rates.append(params_db_bytes(p) / wt["first_dimension"])
@@ -98,12 +105,29 @@ def fit_threads(profile: Profile,
                 if s not in w1 or s not in wt or (mem and s == "first_dimension"):
                     continue
                 frac = parallel_fraction(jobs[s] + (jobs["packing"] if s == "modswitch" else []), t)
-                num += wt[s]
-                den += w1[s] * frac
+                x = w1[s] * frac
+                rows.append((x * (1.0 - share[s]), x * share[s], wt[s]))
         # on an idle machine a thread is not faster beside others than alone, nor T threads
         # slower than one, and T threads read at least as fast as one: outside these bounds
         # the runs were disturbed (a shared machine)
-        slowdown = min(float(t), max(1.0, num / den)) if den > 0 else 1.0
+        slowdown, scalar = _slowdowns(rows, t)
         bw = max(rates, default=0.0)
-        out[t] = ThreadScaling(slowdown, max(bw, profile.read_bytes_per_second) if bw else 0.0)
+        out[t] = ThreadScaling(slowdown, max(bw, profile.read_bytes_per_second) if bw else 0.0,
+                               scalar)
     return replace(profile, threads=out)
+
+
+def _slowdowns(rows: Sequence[tuple[float, float, float]], t: int) -> tuple[float, float | None]:
+    """(slowdown, scalar_slowdown or None) from (vector seconds, scalar seconds, wall) rows
+    (module docstring), each within [1, t]."""
+    def bound(x: float) -> float:
+        return min(float(t), max(1.0, x))
+
+    den = sum(u + v for u, v, _ in rows)
+    pooled = bound(sum(w for _, _, w in rows) / den) if den > 0 else 1.0
+    long = [(u, v, w) for u, v, w in rows if u + v >= MIN_STAGE_SECONDS and w > 0]
+    if not any(v >= u for u, v, _ in long) or not any(v < u for u, v, _ in long):
+        return pooled, None  # not both kinds of stage: one slowdown for all
+    a = np.array([[u / w, v / w] for u, v, w in long])
+    sol, *_ = np.linalg.lstsq(a, np.ones(len(long)), rcond=None)
+    return bound(float(sol[0])), bound(float(sol[1]))

@@ -40,7 +40,7 @@ from spiralpir.optimizer.models.cost import STAGES, Profile, split_seconds
 from spiralpir.optimizer.models.parallel import wall_stage_seconds
 from spiralpir.optimizer.params.ci_twin import ci_literal
 from spiralpir.optimizer.params.parameters import Parameters
-from spiralpir.optimizer.plan.planner import plan_json
+from spiralpir.optimizer.plan.planner import estimate, plan_json
 
 _PREFIX = {"spiral": "spiral", "stream": "stream", "pack": "pack", "stream_pack": "streampack"}
 
@@ -79,6 +79,21 @@ CALIBRATION = (
 )
 
 
+# one parameter set given, not planned: three CRT primes with long gadgets (t_exp 30 and 45,
+# t_conv 13: the three-prime 2^18 x 30 KB builds' gadgets and primes on a 2^9-record
+# hypercube). Beside the planned three-prime member's short gadgets it tells the wide
+# decomposition's cost per coefficient from its cost per digit (calibrate._fit_wide); planned,
+# the primes and gadgets would follow the profile it is planned with.
+FIXED_CALIBRATION = (
+    ("cal2e9x15kb_wide", {
+        "variant": "spiral", "poly_len": 4096, "moduli": [1073692673, 1073668097, 1073651713],
+        "n": 1, "nu_1": 5, "nu_2": 4, "instances": 1, "p": 1 << 30, "q2_bits": 42,
+        "t_conv": 13, "t_exp_left": 30, "t_exp_right": 45, "t_gsw": 4, "noise_width": 6.4,
+        "secret_distribution": "gaussian", "records": 512, "record_size": 15000,
+        "db_item_size": 15000}),
+)
+
+
 def shapes_named(names: Sequence[str]) -> list[Shape]:
     by = {s.name: s for s in SUITE}
     bad = [n for n in names if n not in by]
@@ -109,6 +124,28 @@ def prepare(shape: Shape, variant: str, work: Path, replan: bool = False,
     inst = builder.build(src, build_dir or work / "build", show_progress=False,
                          targets=list(targets))
     return inst, dict(doc["params"])
+
+
+def fixed_instance_name(name: str, literal: dict[str, Any]) -> str:
+    return f"val_{_PREFIX[literal['variant']]}_{name}"
+
+
+def prepare_fixed(name: str, literal: dict[str, Any], work: Path,
+                  build_dir: Path | None = None) -> tuple[builder.Instance, dict[str, Any]]:
+    """Generate and build a FIXED_CALIBRATION member under `work` as `prepare` does a planned
+    one (its estimate from the active profile; generated earlier with the same parameters:
+    kept, no new security report)."""
+    p = Parameters.from_literal(literal)
+    inst_name = fixed_instance_name(name, literal)
+    old = work / "generated" / inst_name / "params.json"
+    doc = codegen.load_document(old) if old.is_file() else None
+    if doc is not None and Parameters.from_literal(doc["params"]) == p:
+        src = codegen.generate_from_document(inst_name, doc, out_dir=work / "generated")
+    else:
+        src = codegen.generate(inst_name, p.to_literal(), estimate(p),
+                               out_dir=work / "generated")
+    inst = builder.build(src, build_dir or work / "build", show_progress=False, targets=["bench"])
+    return inst, p.to_literal()
 
 
 def loadavg() -> list[float]:

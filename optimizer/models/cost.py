@@ -19,6 +19,9 @@ Operations (units):
   compose one coefficient of a polynomial to decompose, per squared residue count (CRT
           composition: L² work per coefficient; nothing to compose for one prime but the
           centring)
+  compose_wide  one coefficient composed to 128 bits and centred before its wide digits (three
+          or more primes: the scalar path's fixed cost per coefficient, whatever the gadget
+          length t; the expansion's per-residue tasks compose every coefficient once each)
   auto    one automorphism-permuted / added coefficient residue
   parse   one query coefficient residue read (bit unpacking) and one sampled from its seed
   fd      one first-dimension multiply-accumulate (a database word × a ciphertext row), compute
@@ -46,7 +49,8 @@ first_dim.hpp, prepared.hpp, server.hpp), stage names as its timings:
                  (the live nodes of ServerStages::expand); with three or more primes each
                  key switch also redecomp_wide t(L−1)d (one task per residue, each composing
                  and splitting every coefficient itself; with two primes the rounds with two
-                 or more cts per thread decompose each ct once for both residues)
+                 or more cts per thread decompose each ct once for both residues), and
+                 compose_wide L·d (each residue's task composes every coefficient)
   conversion     2^nu_1 · [ntt t_conv·L, decomp t_conv·L·d, compose L²d,
                  mac (n+1)n·t_conv·L·d] + nu_2·t_gsw · [ntt (2t_conv+1)L (b back for its
                  digits), decomp 2t_conv·L·d,
@@ -75,11 +79,14 @@ first_dim.hpp, prepared.hpp, server.hpp), stage names as its timings:
   packing        (pack variants) per response instance: ntt n²(t_conv+1)L, decomp n²·t_conv·L·d,
                  compose n²L²d, mac (n+1)n²·t_conv·L·d
   modswitch      per response instance: ntt (n+1)nL, ms or ms_wide (n+1)nd
-where n and inst are the computation's (pack: n = 1 over inst·n² sub-databases). Each stage's
-seconds = stage_scale[stage] × Σ count·cost (stage_scale, default 1, is fitted by calibration
+where n and inst are the computation's (pack: n = 1 over inst·n² sub-databases). With three
+or more primes every decomposition of d coefficients also counts compose_wide d (its compose
+L²d / L²; the expansion's L·d per key switch, above). Each stage's seconds =
+stage_scale[stage] × Σ count·cost (stage_scale, default 1, is fitted by calibration
 against measured stage timings; the runtime books packing inside its `modswitch` timing).
 Predictions are single-thread CPU seconds; models/parallel.py turns them into wall seconds at
-T threads (each stage's parallel jobs and the profile's measured thread scaling).
+T threads (each stage's parallel jobs and the profile's measured thread scaling, apart for the
+SCALAR_OPS: scalar_fraction).
 
 Streaming (a query prepared once, then answered against a sequence of databases; the runtime's
 server_prepare / server_answer_prepared, every variant): the ONE_TIME_STAGES (query parse and
@@ -105,8 +112,12 @@ from spiralpir.optimizer.params.parameters import Parameters
 
 __all__ = ["ONE_TIME_STAGES", "PER_DATABASE_STAGES", "STAGES", "OPS", "Profile", "Prices"]
 
-OPS = ("ntt", "mac", "decomp", "decomp_wide", "redecomp_wide", "compose", "auto", "parse", "tile",
-       "fd", "fdout", "ms", "ms_wide")
+OPS = ("ntt", "mac", "decomp", "decomp_wide", "redecomp_wide", "compose", "compose_wide", "auto",
+       "parse", "tile", "fd", "fdout", "ms", "ms_wide")
+# the scalar 128-bit ops of three or more primes (CRT composition, wide digits, wide modulus
+# switching): integer code whose threads do not slow each other down as the vector kernels'
+# do (models/parallel.py: the profile's scalar_slowdown)
+SCALAR_OPS = ("decomp_wide", "redecomp_wide", "compose_wide", "ms_wide")
 
 # Prices of the SPIRAL paper (AWS, 2022): $0.0195 per CPU-hour, $0.09 per GB egress.
 CPU_DOLLARS_PER_HOUR = 0.0195
@@ -194,10 +205,14 @@ def op_counts(variant: str, d: int, L: int, n: int, nu1: int, nu2: int, inst: in
                       "ms": zero + (0 if L >= 3 else inst * (n + 1) * n * d),
                       "ms_wide": zero + (inst * (n + 1) * n * d if L >= 3 else 0)},
     }
-    for ops in out.values():  # three or more primes: the 128-bit digits
+    for stage, ops in out.items():  # three or more primes: the 128-bit digits
         if "decomp" in ops:
             ops["decomp_wide"] = ops["decomp"] if L >= 3 else zero
             ops["decomp"] = zero if L >= 3 else ops["decomp"]
+            # coefficients composed: one per decomposed coefficient (compose counts L² each),
+            # in the expansion once per residue task
+            per = L if stage == "expansion" else 1
+            ops["compose_wide"] = ops["compose"] * per / (L * L) if L >= 3 else zero
     return out
 
 
@@ -330,6 +345,18 @@ def first_dim_split(p: Parameters, profile: Profile, implicit_db: bool = False,
 def server_seconds(p: Parameters, profile: Profile, implicit_db: bool = False,
                    repeated_folding: bool = False, phys_j: int = 0) -> float:
     return sum(stage_seconds(p, profile, implicit_db, repeated_folding, phys_j).values())
+
+
+def scalar_fraction(p: Parameters, profile: Profile) -> dict[str, float]:
+    """Per stage, the share of its single-thread seconds spent in SCALAR_OPS (0 for the first
+    dimension, whose memory term is apart)."""
+    out: dict[str, float] = {}
+    for stage, ops in _counts_of(p).items():
+        secs = {op: float(c) * profile.op_cost(op, p.poly_len) for op, c in ops.items()}
+        total = sum(secs.values())
+        scalar = sum(v for op, v in secs.items() if op in SCALAR_OPS)
+        out[stage] = scalar / total if total > 0 and stage != "first_dimension" else 0.0
+    return out
 
 
 def split_seconds(secs: dict[str, Any]) -> tuple[Any, Any]:

@@ -8,9 +8,12 @@ order the pool hands them out), replays them on T greedy threads (what parallel.
 CriticalPath::replay does with measured task times), and turns the single-thread stage seconds
 into wall seconds:
 
-  wall(stage, T) = seconds(stage, 1) × Σ_jobs makespan(job, T) / Σ_jobs work(job) × slowdown(T)
+  wall(stage, T) = seconds(stage, 1) × Σ_jobs makespan(job, T) / Σ_jobs work(job)
+                   × [(1 − s)·slowdown(T) + s·scalar_slowdown(T)]
 
-with the profile's measured `slowdown` (each thread's compute when T run at once). The first
+with the profile's measured `slowdown` (each thread's compute when T run at once) and
+`scalar_slowdown` for the share s of the stage's seconds in the scalar 128-bit ops of three or
+more primes (cost.scalar_fraction: their threads hardly slow each other down). The first
 dimension, when its database does not stay cache resident, takes at least its bytes read from
 memory over the bandwidth T threads reach together (the profile's
 `threads[T].read_bytes_per_second`), plus its compute on the words repeated from cache (cost.py).
@@ -33,7 +36,13 @@ import heapq
 import math
 from collections.abc import Sequence
 
-from spiralpir.optimizer.models.cost import STAGES, Profile, first_dim_split, stage_seconds
+from spiralpir.optimizer.models.cost import (
+    STAGES,
+    Profile,
+    first_dim_split,
+    scalar_fraction,
+    stage_seconds,
+)
 from spiralpir.optimizer.models.noise import direct_first
 from spiralpir.optimizer.params.parameters import Parameters
 
@@ -64,7 +73,8 @@ def stage_jobs(p: Parameters, profile: Profile) -> dict[str, list[Job]]:
     def ks_residue(t: int) -> float:  # one residue of one key switch (cost.py's ks(t) / L)
         return ((t + 1) * profile.op_cost("ntt", d) + d * ((2 * t + 1) * profile.op_cost("mac", d)
                 + t * profile.op_cost("decomp_wide" if L >= 3 else "decomp", d)
-                + (t * (L - 1) / L * profile.op_cost("redecomp_wide", d) if L >= 3 else 0.0)
+                + (t * (L - 1) / L * profile.op_cost("redecomp_wide", d)
+                   + profile.op_cost("compose_wide", d) if L >= 3 else 0.0)
                 + L * profile.op_cost("compose", d)
                 + 2 * profile.op_cost("auto", d)))
 
@@ -120,7 +130,9 @@ def wall_stage_seconds(p: Parameters, profile: Profile, threads: int = 1,
         return single
     sc = profile.scaling(threads)
     jobs = stage_jobs(p, profile)
-    out = {s: secs * parallel_fraction(jobs[s], threads) * sc.slowdown
+    scalar = scalar_fraction(p, profile)
+    out = {s: secs * parallel_fraction(jobs[s], threads)
+           * ((1.0 - scalar[s]) * sc.slowdown + scalar[s] * sc.scalar)
            for s, secs in single.items()}
     distinct, memory, streamed, cached = first_dim_split(p, profile, implicit_db,
                                                          repeated_folding, phys_j)

@@ -5,7 +5,8 @@ own microbenchmarks and bench stage timings) gives the seconds of one NTT per ri
 every other operation the cost model counts (models/cost.py), plus optional per-stage scales,
 the single-thread read bandwidth of the first dimension, the last-level cache size, and how
 the machine scales with threads (`threads`: per thread count, the slowdown of each thread's
-compute when that many run at once and the read bandwidth they reach together).
+compute when that many run at once, apart for the scalar 128-bit ops, and the read bandwidth
+they reach together).
 
 The ACTIVE profile (`Profile.load()` with no path, what the planner, `bench`, `serve` and the
 CLI use unless given one): $SPIRALPIR_PROFILE (a file, or `default` for the shipped one), else
@@ -30,10 +31,10 @@ from spiralpir.optimizer.errors import SpiralpirError
 ONE_TIME_STAGES = ("expansion", "conversion")  # server_prepare: once per (streamed) query
 PER_DATABASE_STAGES = ("first_dimension", "folding", "packing", "modswitch")  # answer_prepared
 STAGES = ONE_TIME_STAGES + PER_DATABASE_STAGES
-_FITTED = ("mac", "decomp", "decomp_wide", "redecomp_wide", "compose", "auto", "parse", "tile",
-           "fd", "fdout", "ms", "ms_wide")
+_FITTED = ("mac", "decomp", "decomp_wide", "redecomp_wide", "compose", "compose_wide", "auto",
+           "parse", "tile", "fd", "fdout", "ms", "ms_wide")
 # absent from older profiles: 0
-_OPTIONAL = ("compose", "redecomp_wide", "parse", "tile", "fdout", "ms_wide")
+_OPTIONAL = ("compose", "compose_wide", "redecomp_wide", "parse", "tile", "fdout", "ms_wide")
 _WIDE = {"decomp_wide": "decomp"}  # absent from older profiles: the narrow cost
 PROFILE_ENV = "SPIRALPIR_PROFILE"
 SHIPPED = "default"  # $SPIRALPIR_PROFILE value naming the shipped profile
@@ -42,12 +43,18 @@ SHIPPED = "default"  # $SPIRALPIR_PROFILE value naming the shipped profile
 @dataclass(frozen=True)
 class ThreadScaling:
     """How T threads at once run on this machine: each thread's compute takes `slowdown` times
-    its single-thread time (shared caches, clocks; >= 1 on an idle machine), and the first
-    dimension's threads together read `read_bytes_per_second` (0: T times the single-thread
-    figure)."""
+    its single-thread time (shared caches, clocks; >= 1 on an idle machine), but in the scalar
+    128-bit ops (cost.SCALAR_OPS) `scalar_slowdown` times (None: `slowdown`, as profiles
+    without it), and the first dimension's threads together read `read_bytes_per_second` (0:
+    T times the single-thread figure)."""
 
     slowdown: float = 1.0
     read_bytes_per_second: float = 0.0
+    scalar_slowdown: float | None = None
+
+    @property
+    def scalar(self) -> float:
+        return self.slowdown if self.scalar_slowdown is None else self.scalar_slowdown
 
 
 @dataclass(frozen=True)
@@ -109,8 +116,9 @@ class Profile:
                 cache_bytes=float(doc.get("cache_bytes", 0.0)),
                 source=str(doc.get("source", "")),
                 path=path,
-                threads={int(k): ThreadScaling(float(v.get("slowdown", 1.0)),
-                                               float(v.get("read_bytes_per_second", 0.0)))
+                threads={int(k): ThreadScaling(
+                    float(v.get("slowdown", 1.0)), float(v.get("read_bytes_per_second", 0.0)),
+                    None if v.get("scalar_slowdown") is None else float(v["scalar_slowdown"]))
                          for k, v in doc.get("threads", {}).items()},
             )
         except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
@@ -125,7 +133,9 @@ class Profile:
                    "cache_bytes": prof.cache_bytes,
                    **{f"threads.{k}.slowdown": v.slowdown for k, v in prof.threads.items()},
                    **{f"threads.{k}.read_bytes_per_second": v.read_bytes_per_second
-                      for k, v in prof.threads.items()}}
+                      for k, v in prof.threads.items()},
+                   **{f"threads.{k}.scalar_slowdown": v.scalar_slowdown
+                      for k, v in prof.threads.items() if v.scalar_slowdown is not None}}
         for name, v in numbers.items():
             if not (math.isfinite(v) and v >= 0):
                 raise SpiralpirError(f"machine profile {path or '(dict)'}: {name} = {v} must be "
@@ -152,7 +162,9 @@ class Profile:
             "read_bytes_per_second": self.read_bytes_per_second,
             "cache_bytes": self.cache_bytes,
             "threads": {str(k): {"slowdown": v.slowdown,
-                                 "read_bytes_per_second": v.read_bytes_per_second}
+                                 "read_bytes_per_second": v.read_bytes_per_second,
+                                 **({} if v.scalar_slowdown is None
+                                    else {"scalar_slowdown": v.scalar_slowdown})}
                         for k, v in sorted(self.threads.items())},
         }
 

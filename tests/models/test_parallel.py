@@ -12,6 +12,7 @@ from spiralpir.optimizer.models.cost import (
     first_dim_parts,
     params_db_bytes,
     query_bytes,
+    scalar_fraction,
     stage_op_counts,
     stage_seconds,
 )
@@ -142,7 +143,7 @@ def test_three_prime_expansion_tasks_carry_their_repeated_digits() -> None:
     repeated wide digits, and a profile charging them makes the stage dearer by exactly their
     count times their cost."""
     doc = Profile.shipped().to_dict()
-    doc["op_seconds"] = {**doc["op_seconds"], "redecomp_wide": 0.0}
+    doc["op_seconds"] = {**doc["op_seconds"], "redecomp_wide": 0.0, "compose_wide": 5e-9}
     plain = Profile.from_dict(doc)
     doc["op_seconds"] = {**doc["op_seconds"], "redecomp_wide": 7e-9}
     prof = Profile.from_dict(doc)
@@ -158,8 +159,39 @@ def test_three_prime_expansion_tasks_carry_their_repeated_digits() -> None:
     # one task per (ct, residue) in every round
     assert all(k % 3 == 0 for job in stage_jobs(p, prof)["expansion"][1:] for _, k in job)
     assert extra == pytest.approx(counts["redecomp_wide"] * 7e-9, rel=1e-9)
-    # two primes: nothing repeated
-    assert stage_op_counts(_params())["expansion"]["redecomp_wide"] == 0
+    # each residue's task composes every coefficient: L·d per key switch, d per decomposition
+    # elsewhere
+    ks = counts["compose"] / (3 * 3 * p.poly_len)
+    assert counts["compose_wide"] == pytest.approx(ks * 3 * p.poly_len)
+    folding = stage_op_counts(p)["folding"]
+    assert folding["compose_wide"] == pytest.approx(folding["decomp_wide"] / p.t_gsw / 3)
+    # two primes: nothing repeated, nothing composed to 128 bits
+    narrow = stage_op_counts(_params())
+    assert narrow["expansion"]["redecomp_wide"] == 0
+    assert all(c.get("compose_wide", 0) == 0 for c in narrow.values())
+
+
+def test_scalar_ops_scale_with_their_own_slowdown() -> None:
+    """A stage's wall time at 2 threads: its scalar 128-bit share (three primes) at the
+    profile's scalar_slowdown, the rest at slowdown; two primes have no such share; a profile
+    without scalar_slowdown uses slowdown for all."""
+    doc = Profile.shipped().to_dict()
+    doc["threads"] = {"2": {"slowdown": 1.2, "read_bytes_per_second": 0.0}}
+    same = Profile.from_dict(doc)
+    assert same.scaling(2).scalar == 1.2 and "scalar_slowdown" not in same.to_dict()["threads"]["2"]
+    doc["threads"]["2"]["scalar_slowdown"] = 1.0
+    prof = Profile.from_dict(doc)
+    assert Profile.from_dict(prof.to_dict()).scaling(2) == ThreadScaling(1.2, 0.0, 1.0)
+    wide = _params(moduli=[268369921, 249561089, 230686721], nu_1=7, nu_2=5, poly_len=4096,
+                   t_exp_left=20, t_exp_right=30, t_conv=10)
+    share = scalar_fraction(wide, prof)
+    assert 0.5 < share["expansion"] < 1 and share["first_dimension"] == 0
+    a, b = wall_stage_seconds(wide, prof, 2), wall_stage_seconds(wide, same, 2)
+    for s in ("expansion", "conversion", "folding"):
+        assert a[s] == pytest.approx(b[s] * (1 - share[s] + share[s] / 1.2), rel=1e-9)
+    narrow = _params()
+    assert all(v == 0 for v in scalar_fraction(narrow, prof).values())
+    assert wall_stage_seconds(narrow, prof, 2) == wall_stage_seconds(narrow, same, 2)
 
 
 def test_profile_threads_round_trip_and_checks() -> None:
