@@ -60,14 +60,10 @@ def test_timing_records_are_complete() -> None:
 # (1 thread: process CPU seconds; 2 threads: the uncontended wall estimate when recorded, else
 # wall seconds), the geometric mean within
 # [1/BIAS, BIAS].
-# The shipped profile on the references today (quiet machine, warm servers): 26 of 32 within
-# ±20%, 28 of 32 within ±35%; from 0.64 (unfitted_spiral_2e14x32b at 2 threads: the d = 1024,
-# n = 4 first dimension and conversion are predicted low) to 1.41 (spiral_2e18x30kb and
-# pack_2e18x30kb at 2 threads: their three-prime expansion is predicted high). That profile
-# predates compose_wide and scalar_slowdown (0 and slowdown: the model as it was); a default
-# calibrate with them, measured on a loaded machine, puts 30 of 32 of these references within
-# ±20% (0.61 to 1.09; only unfitted_spiral_2e14x32b outside). Narrow the band when the profile
-# is refreshed in a quiet window.
+# The shipped profile on the references today (a default calibrate and the references measured
+# in one quiet window): 30 of 32 within ±20%, the same 30 within ±35%; from 0.62
+# (unfitted_spiral_2e14x32b at 1 and 2 threads: its d = 1024, n = 4 conversion is predicted low)
+# to 1.11 (spiral_2e14x100kb at 2 threads).
 LOW, HIGH = 0.6, 1.5
 BIAS = 1.25
 
