@@ -2,15 +2,19 @@
 // only (the last of them partly), every variant and a multi-instance set. The database stores
 // and multiplies those rows only; every decoded answer must equal its record, the saved file
 // must have the size FORMATS.md §3 gives for the stored rows (computed here by hand), and a
-// file of the previous format version (all 2^nu_1 rows) must be refused, not misread.
+// file of the previous format version (all 2^nu_1 rows) must be refused, not misread. A query
+// whose conversion tiles each matrix as it is computed, into a buffer another query used before,
+// must equal the same query converted whole and then tiled.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "spiralpir/spiral/service.hpp"
@@ -109,6 +113,45 @@ TYPED_TEST(PartialRows, AnswersEqualTheRecordsAndTheFileHoldsTheStoredRows) {
     EXPECT_NE(std::string(e.what()).find("version 2"), std::string::npos) << e.what();
   }
   std::filesystem::remove(path);
+}
+
+TYPED_TEST(PartialRows, TilingAsConvertedEqualsConvertingThenTiling) {
+  using P = TypeParam;
+  using C = typename VariantOf<P>::Comp;
+  using Query = typename FirstDim<C>::Query;
+  Csprng rng = test_rng_here();
+  std::vector<std::uint8_t> recs(P::num_records * P::record_size);
+  rng.fill(recs.data(), recs.size());
+  Server<P> server(2);
+  server.load_records(recs.data(), P::num_records, P::record_size);
+  Client<P> client(test_seed_here("client"));
+  const auto ppb = client.public_params();
+  const auto pp = PublicParams<P>::load(ppb.data(), ppb.size(), 2);
+  StageObserver<C> keeps;  // wants every first-dimension matrix: converted whole, then tiled
+  ASSERT_TRUE(keeps.needs_first_matrices());
+  // these small queries too (restored however the test ends)
+  struct Threshold {
+    std::size_t saved = std::exchange(QueryPreparation<P>::tile_as_converted_above, 0);
+    ~Threshold() { QueryPreparation<P>::tile_as_converted_above = saved; }
+  } threshold;
+  for (int t = 0; t < 3; ++t) {
+    // another query's buffer first: the tiled query below reuses it, every word rewritten
+    {
+      const auto other = client.query(rng.uniform_mod(P::num_records), rng);
+      const auto before = server.prepare(pp, other.data(), other.size());
+    }
+    const std::uint64_t i = rng.uniform_mod(P::num_records);
+    const auto q = client.query(i, rng);
+    server.set_threads(t % 2 ? 2 : 1);
+    const auto tiled = server.prepare(pp, q.data(), q.size());
+    const auto kept = server.prepare(pp, q.data(), q.size(), &keeps);
+    ASSERT_EQ(std::memcmp(tiled.first.data(), kept.first.data(), Query::words * 4), 0) << "query " << t;
+    const auto resp = server.answer_prepared(tiled);
+    EXPECT_EQ(resp, server.answer_prepared(kept));
+    std::vector<std::uint8_t> out(P::record_size);
+    client.decode(i, resp.data(), resp.size(), out.data(), out.size());
+    EXPECT_TRUE(std::equal(out.begin(), out.end(), recs.begin() + i * P::record_size)) << "record " << i;
+  }
 }
 
 }  // namespace

@@ -35,6 +35,7 @@
 #include <algorithm>
 #include <cstring>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -105,6 +106,16 @@ struct FirstDim {
       return rows * RK * kLanes * (ZT * DB::group_prime(g) + zt * DB::width(g));
     }
     static constexpr std::size_t row_words(std::size_t g) { return RK * DB::width(g) * kLanes; }
+    Query() = default;
+    Query(Query&&) noexcept = default;
+    Query& operator=(Query&& o) noexcept {
+      if (this != &o) {
+        recycle(std::move(storage_));
+        storage_ = std::move(o.storage_);
+      }
+      return *this;
+    }
+    ~Query() { recycle(std::move(storage_)); }
     bool empty() const { return storage_.data() == nullptr; }
     const std::uint32_t* slice(std::size_t g, std::size_t zt) const { return storage_.data() + offset(g, zt); }
     /// all `words` words (a serialized query for a shard, shard.hpp)
@@ -112,7 +123,7 @@ struct FirstDim {
     /// a query from `words` words in this layout (copied); throws unless each is below its prime
     static Query from_words(const std::uint32_t* src) {
       Query q;
-      q.storage_ = DbStorage(words);
+      q.storage_ = storage();
       std::memcpy(q.storage_.data(), src, words * 4);
       for (std::size_t g = 0; g < NG; ++g)
         for (std::size_t zt = 0; zt < ZT; ++zt) {
@@ -127,14 +138,54 @@ struct FirstDim {
 
    private:
     friend struct FirstDim;
+    // Query buffers are recycled: a fresh one's huge pages are zeroed by the kernel at first
+    // touch (a tenth of the answer at n = 4, d = 1024), a recycled one is overwritten in place.
+    // At most kPooled are kept, and none over kPoolBytes; every producer of a query writes all
+    // its words (rows the database does not store included), so no query sees another's.
+    static constexpr std::size_t kPooled = 2, kPoolBytes = std::size_t{64} << 20;
+    struct Pool {
+      std::mutex mu;
+      std::vector<DbStorage> free;
+    };
+    static Pool& pool() {
+      static Pool p;
+      return p;
+    }
+    static DbStorage storage() {
+      if constexpr (words * 4 <= kPoolBytes) {
+        Pool& p = pool();
+        std::lock_guard<std::mutex> lock(p.mu);
+        if (!p.free.empty()) {
+          DbStorage s = std::move(p.free.back());
+          p.free.pop_back();
+          return s;
+        }
+      }
+      return DbStorage(words);
+    }
+    static void recycle(DbStorage&& s) {
+      if (s.data() == nullptr) return;
+      if constexpr (words * 4 <= kPoolBytes) {
+        Pool& p = pool();
+        std::lock_guard<std::mutex> lock(p.mu);
+        if (p.free.size() < kPooled) p.free.push_back(std::move(s));
+      }
+    }
     DbStorage storage_;
   };
 
   /// the query matrices (2^nu_1 of them, (n+1)×n, NTT/CRT form) in the kernel's order
   static Query tile(const std::vector<MatN>& first_mats, unsigned threads) {
-    Query q;
-    q.storage_ = DbStorage(Query::words);
+    Query q = unfilled_query();
     tile_rows(first_mats, 0, 0, q.storage_.data(), threads);
+    return q;
+  }
+
+  /// a query whose words its caller writes, every row (tile_row, zero_row): until then they are
+  /// those of a query answered before, or zero
+  static Query unfilled_query() {
+    Query q;
+    q.storage_ = Query::storage();
     return q;
   }
 
@@ -144,24 +195,35 @@ struct FirstDim {
                         unsigned threads) {
     if (first_mats.size() != I) throw ArgumentError("first dimension: expected 2^nu_1 query matrices");
     const std::size_t rows = I >> bits;
-    // one task per i: its polynomials are read sequentially, the W residues of 8 slots written
-    // together (whole lines: no partial-line writes)
     parallel_for(threads, rows, [&](std::size_t il) {
-      const std::size_t i = (il << bits) + part;
-      for (std::size_t rk = 0; rk < RK; ++rk) {
-        const auto& poly = first_mats[i].at(static_cast<unsigned>(rk / n), static_cast<unsigned>(rk % n));
-        for (std::size_t g = 0; g < NG; ++g) {
-          const std::size_t w = DB::width(g), stride = rows * RK * w * kLanes;  // from tile zt to zt + 1
-          const std::uint64_t* src[kMaxW] = {};
-          for (std::size_t h = 0; h < w; ++h) src[h] = poly.residue(DB::group_prime(g) + h);
-          std::uint32_t* dst = base + Query::offset(g, 0, rows) + (il * RK + rk) * w * kLanes;
-          for (std::size_t zt = 0; zt < ZT; ++zt, dst += stride)
-            for (std::size_t l = 0; l < kLanes; ++l)
-              for (std::size_t h = 0; h < w; ++h) dst[l * w + h] = static_cast<std::uint32_t>(src[h][zt * kLanes + l]);
-        }
-      }
+      tile_row(first_mats[(il << bits) + part], il, rows, base);
     });
   }
+
+  /// matrix m as row il of the query at `base` (of `rows` rows); one row's words, disjoint from
+  /// every other row's: rows may be written concurrently. Its polynomials are read sequentially,
+  /// the W residues of 8 slots written together (whole lines: no partial-line writes).
+  static void tile_row(const MatN& m, std::size_t il, std::size_t rows, std::uint32_t* base) {
+    for (std::size_t rk = 0; rk < RK; ++rk) {
+      const auto& poly = m.at(static_cast<unsigned>(rk / n), static_cast<unsigned>(rk % n));
+      for (std::size_t g = 0; g < NG; ++g) {
+        const std::size_t w = DB::width(g), stride = rows * RK * w * kLanes;  // from tile zt to zt + 1
+        const std::uint64_t* src[kMaxW] = {};
+        for (std::size_t h = 0; h < w; ++h) src[h] = poly.residue(DB::group_prime(g) + h);
+        std::uint32_t* dst = base + Query::offset(g, 0, rows) + (il * RK + rk) * w * kLanes;
+        for (std::size_t zt = 0; zt < ZT; ++zt, dst += stride)
+          for (std::size_t l = 0; l < kLanes; ++l)
+            for (std::size_t h = 0; h < w; ++h) dst[l * w + h] = static_cast<std::uint32_t>(src[h][zt * kLanes + l]);
+      }
+    }
+  }
+  /// row il of the query at `base` (of `rows` rows) as the zero matrix
+  static void zero_row(std::size_t il, std::size_t rows, std::uint32_t* base) {
+    static const MatN zero(n + 1, n);
+    tile_row(zero, il, rows, base);
+  }
+  /// the words of a query being filled by tile_row
+  static std::uint32_t* words_of(Query& q) { return q.storage_.data(); }
 
   /// exact reduction of x < 2^64 to [0, p) (Barrett: x − ⌊x·m/2^64⌋·p lies in [0, 2p))
   static std::uint64_t reduce_exact(std::uint64_t x, std::uint64_t p, std::uint64_t barrett) {

@@ -41,6 +41,9 @@ struct StageObserver {
   virtual void on_expansion(const std::vector<RegevCt<R>>&, const std::vector<RegevCt<R>>&) {}
   /// after conversion: matrix Regev cts of the first dimension, GSW cts of the folds
   virtual void on_conversion(const std::vector<rlwe::MatN<R>>&, const std::vector<rlwe::MatN<R>>&) {}
+  /// whether on_conversion reads the first-dimension matrices; false: it gets none, and the
+  /// conversion tiles each matrix as it is computed instead of keeping them all
+  virtual bool needs_first_matrices() const { return true; }
   /// after the first dimension: instance-major, J cts per instance
   virtual void on_first_dimension(const std::vector<rlwe::MatN<R>>&) {}
   /// after fold round r: the surviving cts (instance-major, 2^(nu_2-r-1) per instance)
@@ -275,15 +278,36 @@ struct ServerStages {
     }
   }
 
+  /// Where convert() puts the first-dimension matrices: every one in a vector (unstored rows as
+  /// the zero matrix).
+  struct MatrixVector {
+    std::vector<MatN>& mats;
+    MatN& row(std::size_t i) { return mats[i] = MatN::uninitialised(n + 1, n); }
+    void written(std::size_t) {}
+    void unstored(std::size_t i) { mats[i] = MatN(n + 1, n); }
+  };
+
   /// ScalToMat on the first-dimension cts and RegevToGSW on the digit cts: one task per ct, the
   /// (costlier) digit cts first; each task allocates and writes only its own outputs. `split`:
   /// only its share (the other first_mats stay empty, the other digits' GSW columns zero).
   static void convert(const std::vector<RegevCt<R>>& first, const std::vector<RegevCt<R>>& digits,
                       const ExpandedPublicParams<P>& pp, unsigned threads, std::vector<MatN>& first_mats,
                       std::vector<MatN>& gsw, QuerySplit split = {}) {
-    const std::size_t cols = std::size_t{n + 1} * P::t_gsw;
     first_mats.clear();
     first_mats.resize(first.size());
+    convert_into(first, digits, pp, threads, MatrixVector{first_mats}, gsw, split);
+  }
+
+  /// convert() with the first-dimension matrices handed to `sink` as they are computed, in any
+  /// order and concurrently: sink.row(i) is where matrix i is written (every word), then
+  /// sink.written(i) is called; a row the database does not store gets sink.unstored(i) instead.
+  /// A sink that consumes each matrix at once (tiling it for the first dimension) never holds
+  /// all 2^nu_1 of them (at n = 4, d = 1024 they are 84 MB: read back from memory to be tiled).
+  template <class Sink>
+  static void convert_into(const std::vector<RegevCt<R>>& first, const std::vector<RegevCt<R>>& digits,
+                           const ExpandedPublicParams<P>& pp, unsigned threads, Sink&& sink,
+                           std::vector<MatN>& gsw, QuerySplit split = {}) {
+    const std::size_t cols = std::size_t{n + 1} * P::t_gsw;
     gsw.clear();
     gsw.resize(P::nu_2);
     parallel_for(threads, gsw.size(), [&](std::size_t f) { gsw[f] = MatN(n + 1, cols); });
@@ -295,13 +319,13 @@ struct ServerStages {
         const std::size_t i = task - digits.size();
         if (!split.owns(i)) return;
         if (i % D::dim0 >= D::rows_stored) {  // a row the database does not store: never read
-          first_mats[i] = MatN(n + 1, n);
+          sink.unstored(i);
           return;
         }
-        MatN m = MatN::uninitialised(n + 1, n);  // scal_to_mat_into writes every column
+        MatN& m = sink.row(i);  // scal_to_mat_into writes every column
         gadget_decompose_ntt_into<R>(first[i].a, D::bits_conv, P::t_conv, dig.data(), 1);
         scal_to_mat_into(dig.data(), first[i].b, pp, m, [](unsigned c) { return std::size_t{c}; });
-        first_mats[i] = std::move(m);
+        sink.written(i);
         return;
       }
       const std::size_t g = task, f = g / P::t_gsw, k = g % P::t_gsw;

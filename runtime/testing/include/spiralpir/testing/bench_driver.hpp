@@ -72,6 +72,7 @@ struct CpuStageClock : StageObserver<P> {
   void on_conversion(const std::vector<rlwe::MatN<R>>&, const std::vector<rlwe::MatN<R>>&) override {
     marks[1] = bench_detail::process_cpu_seconds();
   }
+  bool needs_first_matrices() const override { return false; }
   void on_first_dimension(const std::vector<rlwe::MatN<R>>&) override { marks[2] = marks[3] = bench_detail::process_cpu_seconds(); }
   void on_fold(unsigned, const std::vector<rlwe::MatN<R>>&) override { marks[3] = bench_detail::process_cpu_seconds(); }
   /// per-stage CPU seconds given the CPU time at the end of the answer
