@@ -322,3 +322,20 @@ def test_a_query_larger_than_the_cache_is_read_beside_the_database() -> None:
     assert stage_seconds(p, small)["first_dimension"] == pytest.approx(
         max(params_db_bytes(p) / 1e9, sum(first_dim_parts(
             stage_op_counts(p)["first_dimension"], p.poly_len, small))))
+
+
+def test_a_query_larger_than_the_cache_is_written_out_by_the_conversion() -> None:
+    """The conversion's tiling writes the query to memory when the cache cannot hold it: every
+    line read for ownership and written back, two bytes of traffic per byte at the read
+    bandwidth; a query the cache holds adds nothing to the conversion's op counts."""
+    p = _params(n=4, nu_1=8, nu_2=0, poly_len=1024)
+    q = query_bytes(p.variant, p.poly_len, len(p.moduli), p.n, p.nu_1)
+    doc = Profile.shipped().to_dict()
+    doc.update(cache_bytes=q / 2, read_bytes_per_second=1e9, stage_scale={}, threads={})
+    big = stage_seconds(p, Profile.from_dict(doc))["conversion"]
+    held = stage_seconds(p, Profile.from_dict({**doc, "cache_bytes": q * 1.01}))["conversion"]
+    prof = Profile.from_dict(doc)
+    counts = stage_op_counts(p)["conversion"]
+    ops = sum(c * prof.op_cost(op, p.poly_len) for op, c in counts.items())
+    assert held == pytest.approx(ops)
+    assert big - held == pytest.approx(2 * q / 1e9)
