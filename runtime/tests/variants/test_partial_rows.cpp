@@ -52,6 +52,15 @@ using Sets = ::testing::Types<partial_rows_ci<Variant::spiral>, partial_rows_ci<
                               partial_rows_multi_ci<Variant::spiral>, partial_rows_multi_ci<Variant::stream_pack>>;
 TYPED_TEST_SUITE(PartialRows, Sets);
 
+/// random records, loaded into `server`
+template <class P>
+std::vector<std::uint8_t> load_random_records(Csprng& rng, Server<P>& server) {
+  std::vector<std::uint8_t> recs(P::num_records * P::record_size);
+  rng.fill(recs.data(), recs.size());
+  server.load_records(recs.data(), P::num_records, P::record_size);
+  return recs;
+}
+
 std::filesystem::path temp_file(const std::string& name) {
   return std::filesystem::temp_directory_path() / ("spiralpir_partial_" + std::to_string(::getpid()) + "_" + name);
 }
@@ -61,10 +70,8 @@ TYPED_TEST(PartialRows, AnswersEqualTheRecordsAndTheFileHoldsTheStoredRows) {
   using D = Derived<P>;
   static_assert(D::rows_stored == P::expect_rows && D::rows_stored < D::dim0);
   Csprng rng = test_rng_here();
-  std::vector<std::uint8_t> recs(P::num_records * P::record_size);
-  rng.fill(recs.data(), recs.size());
   Server<P> server(2);
-  server.load_records(recs.data(), P::num_records, P::record_size);
+  const auto recs = load_random_records(rng, server);
   // FORMATS.md §3: 32 + 4·instances·rows_stored·2^nu_2·n²·d·len(moduli)
   const std::uint64_t want = 32 + 4 * P::instances * P::expect_rows * (std::uint64_t{1} << P::nu_2) * P::n * P::n *
                                       P::ring::poly_len * P::ring::num_primes;
@@ -120,10 +127,8 @@ TYPED_TEST(PartialRows, TilingAsConvertedEqualsConvertingThenTiling) {
   using C = typename VariantOf<P>::Comp;
   using Query = typename FirstDim<C>::Query;
   Csprng rng = test_rng_here();
-  std::vector<std::uint8_t> recs(P::num_records * P::record_size);
-  rng.fill(recs.data(), recs.size());
   Server<P> server(2);
-  server.load_records(recs.data(), P::num_records, P::record_size);
+  const auto recs = load_random_records(rng, server);
   Client<P> client(test_seed_here("client"));
   const auto ppb = client.public_params();
   const auto pp = PublicParams<P>::load(ppb.data(), ppb.size(), 2);
