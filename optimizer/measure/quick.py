@@ -154,26 +154,28 @@ def quick_calibrate(work: Path, step: Step, *, arith_bench: Path | None = None,
     done += 1
     runs: list[dict[str, Any]] = []
     built: dict[tuple[str, str], tuple[builder.Instance, dict[str, Any]]] = {}
+
+    def bench(label: str, inst: builder.Instance, lit: dict[str, Any],
+              threads: list[int]) -> None:
+        nonlocal done
+        for t in threads:
+            step(done, total, f"{label}: benchmark, {t} thread(s) (load {loadavg()})")
+            runs.append({"name": label, "params": lit, "threads": t,
+                         "report": measure(inst, t, trials, repeat)})
+            done += 1
+
     for name, variant, many in QUICK_MEMBERS:
         shape = _shape(name)
         label = instance_name(shape, variant)
         step(done, total, f"{label}: plan, generate, build")
         inst, lit = prepare(shape, variant, work, build_dir=builder.build_root(build_dir))
         built[(name, variant)] = inst, lit
-        for t in [1, *(counts if many else [])]:
-            step(done, total, f"{label}: benchmark, {t} thread(s) (load {loadavg()})")
-            runs.append({"name": label, "params": lit, "threads": t,
-                         "report": measure(inst, t, trials, repeat)})
-            done += 1
+        bench(label, inst, lit, [1, *(counts if many else [])])
     for name, lit in FIXED_CALIBRATION:
         label = fixed_instance_name(name, lit)
         step(done, total, f"{label}: generate, build")
         inst, lit = prepare_fixed(name, lit, work, build_dir=builder.build_root(build_dir))
-        for t in [1, *counts]:
-            step(done, total, f"{label}: benchmark, {t} thread(s) (load {loadavg()})")
-            runs.append({"name": label, "params": lit, "threads": t,
-                         "report": measure(inst, t, trials, repeat)})
-            done += 1
+        bench(label, inst, lit, [1, *counts])
     for name, variant, mib in REPEATS:
         inst, lit = built[(name, variant)]
         label = instance_name(_shape(name), variant) + REPEATS_SUFFIX

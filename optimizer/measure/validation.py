@@ -112,18 +112,11 @@ def prepare(shape: Shape, variant: str, work: Path, replan: bool = False,
     """Plan, generate and build one suite member under `work` (built under build_dir, default
     work/build); returns (instance, literal). A member generated earlier keeps its parameters
     (no rebuild) unless replan."""
-    name = instance_name(shape, variant)
-    old = work / "generated" / name / "params.json"
-    if old.is_file() and not replan:
-        doc = codegen.load_document(old)
-        src = codegen.generate_from_document(name, doc, out_dir=work / "generated")
-    else:
-        doc = plan_json(shape.records, shape.record_size, variant=variant,
-                        poly_lens=(shape.poly_len,), min_security=shape.min_security)
-        src = codegen.generate(name, doc["params"], doc["estimate"], out_dir=work / "generated")
-    inst = builder.build(src, build_dir or work / "build", show_progress=False,
-                         targets=list(targets))
-    return inst, dict(doc["params"])
+    return _generate_build(
+        instance_name(shape, variant), work, lambda doc: not replan,
+        lambda: plan_json(shape.records, shape.record_size, variant=variant,
+                          poly_lens=(shape.poly_len,), min_security=shape.min_security),
+        targets, build_dir)
 
 
 def fixed_instance_name(name: str, literal: dict[str, Any]) -> str:
@@ -136,16 +129,29 @@ def prepare_fixed(name: str, literal: dict[str, Any], work: Path,
     one (its estimate from the active profile; generated earlier with the same parameters:
     kept, no new security report)."""
     p = Parameters.from_literal(literal)
-    inst_name = fixed_instance_name(name, literal)
-    old = work / "generated" / inst_name / "params.json"
-    doc = codegen.load_document(old) if old.is_file() else None
-    if doc is not None and Parameters.from_literal(doc["params"]) == p:
-        src = codegen.generate_from_document(inst_name, doc, out_dir=work / "generated")
-    else:
-        src = codegen.generate(inst_name, p.to_literal(), estimate(p),
-                               out_dir=work / "generated")
-    inst = builder.build(src, build_dir or work / "build", show_progress=False, targets=["bench"])
+    inst, _ = _generate_build(
+        fixed_instance_name(name, literal), work,
+        lambda doc: Parameters.from_literal(doc["params"]) == p,
+        lambda: {"params": p.to_literal(), "estimate": estimate(p)}, ("bench",), build_dir)
     return inst, p.to_literal()
+
+
+def _generate_build(name: str, work: Path, keep: Callable[[dict[str, Any]], bool],
+                    fresh: Callable[[], dict[str, Any]], targets: Sequence[str],
+                    build_dir: Path | None) -> tuple[builder.Instance, dict[str, Any]]:
+    """Build `name` under work/generated: from its params.json there when `keep(doc)` (no new
+    plan or security report), else from the plan document `fresh()`; returns (instance, its
+    parameter literal)."""
+    old = work / "generated" / name / "params.json"
+    doc = codegen.load_document(old) if old.is_file() else None
+    if doc is not None and keep(doc):
+        src = codegen.generate_from_document(name, doc, out_dir=work / "generated")
+    else:
+        doc = fresh()
+        src = codegen.generate(name, doc["params"], doc["estimate"], out_dir=work / "generated")
+    inst = builder.build(src, build_dir or work / "build", show_progress=False,
+                         targets=list(targets))
+    return inst, dict(doc["params"])
 
 
 def loadavg() -> list[float]:
