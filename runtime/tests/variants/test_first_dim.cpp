@@ -127,6 +127,15 @@ TEST(FirstDim, N2ThirtyBitPrimesFolds) { Case<FdParams<Ring30, 2, 5, 2, 2>>().ch
 TEST(FirstDim, N1ThirtyBitPrimesFolds) { Case<FdParams<Ring30, 1, 6, 3>>().check(); }
 TEST(FirstDim, N3ThreePrimes) { Case<FdParams<Ring3, 3, 2, 2>>().check(); }
 TEST(FirstDim, N1OnePrime) { Case<FdParams<Ring1, 1, 3, 4>>().check(); }
+// n = 4: the pair's kernel takes the columns in two groups (its one folding index per block has
+// 40 accumulators), a single prime all four at once
+TEST(FirstDim, N4ColumnGroups) {
+  static_assert(FirstDim<FdParams<Ring2, 4, 4, 2>>::column_group(2, Database<FdParams<Ring2, 4, 4, 2>>::jblock(2)) == 2);
+  static_assert(FirstDim<FdParams<Ring2, 4, 4, 2>>::column_group(1, Database<FdParams<Ring2, 4, 4, 2>>::jblock(1)) == 4);
+  Case<FdParams<Ring2, 4, 4, 2>>().check();
+  Case<FdParams<Ring30, 4, 5, 1>>().check();     // folds every 16/n values of i
+  Case<FdParams<Ring3, 4, 3, 2, 2>>().check();   // a pair in groups and a single whole, two instances
+}
 TEST(FirstDim, N2NoFoldExactReduction) {
   using P = FdParams<RingBig, 2, 3, 1>;
   static_assert(!FirstDim<P>::kFold && FirstDim<P>::kChunk == 1, "this case must take the exact-reduction path");
@@ -205,6 +214,7 @@ TEST(FirstDim, WorstCaseLazyBound) {
   worst_case<FdParams<Ring30, 2, 5, 1>>("n2_30bit");  // chunks of 8
   worst_case<FdParams<Ring3, 3, 3, 1>>("n3_three_primes");
   worst_case<FdParams<RingBig, 2, 3, 1>>("n2_exact");
+  worst_case<FdParams<Ring30, 4, 4, 1>>("n4_30bit_groups");
 }
 
 // The epilogue's exact reduction of any u64 accumulator (the vector path for 30-bit primes: a

@@ -284,6 +284,19 @@ struct FirstDim {
     const std::size_t fit = kPassBytes / (RK * w * kLanes * 4);
     return std::min(fit == 0 ? std::size_t{1} : fit, I);
   }
+  /// columns of the plaintext matrices one kernel call accumulates (kernel_avx512): the most
+  /// whose NB·(n+1)·cols·W accumulators stay within kMaxAccumulators zmm registers, leaving room
+  /// for a column's plaintext vectors and a query vector. At n = 4 with a prime pair (40
+  /// accumulators for all columns, beside 40 query and 32 plaintext vectors) the whole-matrix
+  /// kernel spilled: in two groups its first dimension on a 512 MiB database took 38 ms instead
+  /// of 48 (one thread). Smaller limits measured slower (16: n = 2 in single columns 1.23x, n = 4
+  /// in four groups 1.05x; n = 3 in groups of two within 2%).
+  static constexpr unsigned column_group(std::size_t w, std::size_t nb) {
+    unsigned cols = 1;
+    while (cols < n && nb * (n + 1) * (cols + 1) * w <= kMaxAccumulators) ++cols;
+    return cols;
+  }
+  static constexpr std::size_t kMaxAccumulators = 24;
 #ifdef SPIRALPIR_FIRSTDIM_X86
 
   /// `dist` bytes past `at` in the stream of this piece (ending at `piece_end`) continued at `next`
@@ -294,29 +307,58 @@ struct FirstDim {
     return next == nullptr ? nullptr : reinterpret_cast<const char*>(next) + (a - piece_end);
   }
 
+  /// the W residues of 8 query slots at `src` (aligned) as W vectors of u64
+  template <std::size_t W>
+  __attribute__((target("avx512f"), always_inline)) static inline void load_query(const std::uint32_t* src, __m512i* out) {
+    if constexpr (W == 2) {
+      out[0] = _mm512_load_si512(src);
+      out[1] = _mm512_maskz_srli_epi64(0xFF, out[0], 32);
+    } else {
+      out[0] = _mm512_maskz_cvtepu32_epi64(0xFF, _mm256_load_si256(reinterpret_cast<const __m256i*>(src)));
+    }
+  }
+  /// the same for 8 database slots, unaligned: a mapped file's words start 32 bytes into a page
+  template <std::size_t W>
+  __attribute__((target("avx512f"), always_inline)) static inline void load_plain(const std::uint32_t* src, __m512i* out) {
+    if constexpr (W == 2) {
+      out[0] = _mm512_loadu_si512(src);
+      out[1] = _mm512_maskz_srli_epi64(0xFF, out[0], 32);
+    } else {
+      out[0] = _mm512_maskz_cvtepu32_epi64(0xFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)));
+    }
+  }
+
   // GCC 12's intrinsic headers trip -Wmaybe-uninitialized on _mm512_undefined (a known false
   // positive); the masked-zero forms avoid it.
   /// acc (one block of NB folding indices, group width W, in memory) += `count` values of i
-  /// starting at q / w: the accumulators are loaded into registers and stored back, and folded
-  /// (or, without folding, reduced exactly) before any i that would take them past kChunk values
-  /// since the last fold; `since` values were added before this call. Returns the count after
-  /// it (the same for every block of a pass). `next` (or null) is where the caller's stream
-  /// continues after this piece: the software prefetch runs on into it.
-  template <std::size_t W, std::size_t NB>
+  /// starting at q / w, for the plaintext columns [C0, C1): their accumulators are loaded into
+  /// registers and stored back, and folded (or, without folding, reduced exactly) before any i
+  /// that would take them past kChunk values since the last fold; `since` values were added
+  /// before this call. Returns the count after it (the same for every block and column group of
+  /// a pass). Only the first column group prefetches: `next` (or null) is where the caller's
+  /// stream continues after this piece, and the software prefetch runs on into it; the later
+  /// groups find the piece in L1.
+  template <std::size_t W, std::size_t NB, unsigned C0, unsigned C1>
   __attribute__((target("avx512f"))) static std::size_t kernel_avx512(std::uint64_t* acc, const std::uint32_t* q,
                                                                        const std::uint32_t* w, std::size_t count,
                                                                        const std::uint32_t* next, std::size_t since,
                                                                        std::size_t g) {
     static_assert(kLanes == 8, "one zmm register = 8 slots");
+    constexpr unsigned CG = C1 - C0;
     constexpr std::size_t step = NB * NN * W * kLanes;  // u32 words per i
     constexpr std::size_t step_bytes = step * 4;
-    __m512i a[NB][RK][W];
+    const auto at = [acc](std::size_t b, unsigned r, unsigned c, std::size_t h) {
+      return acc + ((b * RK + r * n + c) * W + h) * kLanes;
+    };
+    __m512i a[NB][n + 1][CG][W];
     SPIRALPIR_UNROLL
     for (std::size_t b = 0; b < NB; ++b)
       SPIRALPIR_UNROLL
-      for (std::size_t x = 0; x < RK; ++x)
+      for (unsigned r = 0; r <= n; ++r)
         SPIRALPIR_UNROLL
-        for (std::size_t h = 0; h < W; ++h) a[b][x][h] = _mm512_load_si512(acc + ((b * RK + x) * W + h) * kLanes);
+        for (unsigned c = 0; c < CG; ++c)
+          SPIRALPIR_UNROLL
+          for (std::size_t h = 0; h < W; ++h) a[b][r][c][h] = _mm512_load_si512(at(b, r, C0 + c, h));
     __m512i cst[W];
     SPIRALPIR_UNROLL
     for (std::size_t h = 0; h < W; ++h) cst[h] = _mm512_set1_epi64(static_cast<long long>(fold_const(DB::group_prime(g) + h)));
@@ -331,77 +373,108 @@ struct FirstDim {
           SPIRALPIR_UNROLL
           for (std::size_t b = 0; b < NB; ++b)
             SPIRALPIR_UNROLL
-            for (std::size_t x = 0; x < RK; ++x)
+            for (unsigned r = 0; r <= n; ++r)
               SPIRALPIR_UNROLL
-              for (std::size_t h = 0; h < W; ++h)
-                a[b][x][h] = _mm512_add_epi64(_mm512_and_si512(a[b][x][h], lo32),
-                                              _mm512_maskz_mul_epu32(0xFF, _mm512_maskz_srli_epi64(0xFF, a[b][x][h], 32), cst[h]));
-        } else {  // rare primes (2^32 mod p large): exact reduction through memory
+              for (unsigned c = 0; c < CG; ++c)
+                SPIRALPIR_UNROLL
+                for (std::size_t h = 0; h < W; ++h)
+                  a[b][r][c][h] =
+                      _mm512_add_epi64(_mm512_and_si512(a[b][r][c][h], lo32),
+                                       _mm512_maskz_mul_epu32(0xFF, _mm512_maskz_srli_epi64(0xFF, a[b][r][c][h], 32), cst[h]));
+        } else {  // rare primes (2^32 mod p large): exact reduction through memory (of every
+                  // column: the other groups' accumulators stay equal mod p and within bounds)
           SPIRALPIR_UNROLL
           for (std::size_t b = 0; b < NB; ++b)
             SPIRALPIR_UNROLL
-            for (std::size_t x = 0; x < RK; ++x)
+            for (unsigned r = 0; r <= n; ++r)
               SPIRALPIR_UNROLL
-              for (std::size_t h = 0; h < W; ++h) _mm512_store_si512(acc + ((b * RK + x) * W + h) * kLanes, a[b][x][h]);
+              for (unsigned c = 0; c < CG; ++c)
+                SPIRALPIR_UNROLL
+                for (std::size_t h = 0; h < W; ++h) _mm512_store_si512(at(b, r, C0 + c, h), a[b][r][c][h]);
           squeeze(acc, g, NB);
           SPIRALPIR_UNROLL
           for (std::size_t b = 0; b < NB; ++b)
             SPIRALPIR_UNROLL
-            for (std::size_t x = 0; x < RK; ++x)
+            for (unsigned r = 0; r <= n; ++r)
               SPIRALPIR_UNROLL
-              for (std::size_t h = 0; h < W; ++h) a[b][x][h] = _mm512_load_si512(acc + ((b * RK + x) * W + h) * kLanes);
+              for (unsigned c = 0; c < CG; ++c)
+                SPIRALPIR_UNROLL
+                for (std::size_t h = 0; h < W; ++h) a[b][r][c][h] = _mm512_load_si512(at(b, r, C0 + c, h));
         }
       }
       const std::uint32_t* qi = q + i * RK * W * kLanes;
       const std::uint32_t* wi = w + i * step;
-      if (const char* far = ahead(wi, far_dist, piece_end, next))
-        SPIRALPIR_UNROLL
-        for (std::size_t x = 0; x < step_bytes; x += 64) _mm_prefetch(far + x, _MM_HINT_T1);
-      if (const char* near = ahead(wi, kPrefetchNearBytes, piece_end, next))
-        SPIRALPIR_UNROLL
-        for (std::size_t x = 0; x < step_bytes; x += 64) _mm_prefetch(near + x, _MM_HINT_T0);
-      __m512i qv[RK][W];
-      SPIRALPIR_UNROLL
-      for (std::size_t x = 0; x < RK; ++x) {  // the query words are laid out like the database's
-        if constexpr (W == 2) {
-          qv[x][0] = _mm512_load_si512(qi + x * W * kLanes);
-          qv[x][1] = _mm512_maskz_srli_epi64(0xFF, qv[x][0], 32);
-        } else {
-          qv[x][0] = _mm512_maskz_cvtepu32_epi64(0xFF, _mm256_load_si256(reinterpret_cast<const __m256i*>(qi + x * kLanes)));
-        }
-      }
-      SPIRALPIR_UNROLL
-      for (std::size_t b = 0; b < NB; ++b) {
-        __m512i v[NN][W];
-        SPIRALPIR_UNROLL
-        for (std::size_t kc = 0; kc < NN; ++kc) {
-          const std::uint32_t* src = wi + (b * NN + kc) * W * kLanes;
-          if constexpr (W == 2) {
-            v[kc][0] = _mm512_loadu_si512(src);  // a mapped file's words start 32 bytes into a page
-            v[kc][1] = _mm512_maskz_srli_epi64(0xFF, v[kc][0], 32);
-          } else {
-            v[kc][0] = _mm512_maskz_cvtepu32_epi64(0xFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)));
-          }
-        }
-        SPIRALPIR_UNROLL
-        for (unsigned r = 0; r <= n; ++r)
+      if constexpr (C0 == 0) {
+        if (const char* far = ahead(wi, far_dist, piece_end, next))
           SPIRALPIR_UNROLL
-          for (unsigned k = 0; k < n; ++k)
+          for (std::size_t x = 0; x < step_bytes; x += 64) _mm_prefetch(far + x, _MM_HINT_T1);
+        if (const char* near = ahead(wi, kPrefetchNearBytes, piece_end, next))
+          SPIRALPIR_UNROLL
+          for (std::size_t x = 0; x < step_bytes; x += 64) _mm_prefetch(near + x, _MM_HINT_T0);
+      }
+      // the query words are laid out like the database's: one 64-byte load holds both residues
+      // of 8 slots (W = 2), the high one taken by a shift
+      if constexpr (CG == n) {  // every column: the i's query vectors loaded once for the NB blocks
+        __m512i qv[RK][W];
+        SPIRALPIR_UNROLL
+        for (std::size_t x = 0; x < RK; ++x) load_query<W>(qi + x * W * kLanes, qv[x]);
+        SPIRALPIR_UNROLL
+        for (std::size_t b = 0; b < NB; ++b) {
+          __m512i v[NN][W];
+          SPIRALPIR_UNROLL
+          for (std::size_t kc = 0; kc < NN; ++kc) load_plain<W>(wi + (b * NN + kc) * W * kLanes, v[kc]);
+          SPIRALPIR_UNROLL
+          for (unsigned r = 0; r <= n; ++r)
             SPIRALPIR_UNROLL
-            for (unsigned c = 0; c < n; ++c)
+            for (unsigned k = 0; k < n; ++k)
               SPIRALPIR_UNROLL
-              for (std::size_t h = 0; h < W; ++h)
-                a[b][r * n + c][h] =
-                    _mm512_add_epi64(a[b][r * n + c][h], _mm512_maskz_mul_epu32(0xFF, qv[r * n + k][h], v[k * n + c][h]));
+              for (unsigned c = 0; c < n; ++c)
+                SPIRALPIR_UNROLL
+                for (std::size_t h = 0; h < W; ++h)
+                  a[b][r][c][h] = _mm512_add_epi64(a[b][r][c][h], _mm512_maskz_mul_epu32(0xFF, qv[r * n + k][h], v[k * n + c][h]));
+        }
+      } else {  // a group of columns: a query vector loaded (from L1) where it is used
+        SPIRALPIR_UNROLL
+        for (std::size_t b = 0; b < NB; ++b)
+          SPIRALPIR_UNROLL
+          for (unsigned k = 0; k < n; ++k) {
+            __m512i v[CG][W];
+            SPIRALPIR_UNROLL
+            for (unsigned c = 0; c < CG; ++c) load_plain<W>(wi + (b * NN + k * n + C0 + c) * W * kLanes, v[c]);
+            SPIRALPIR_UNROLL
+            for (unsigned r = 0; r <= n; ++r) {
+              __m512i qv[W];
+              load_query<W>(qi + (r * n + k) * W * kLanes, qv);
+              SPIRALPIR_UNROLL
+              for (unsigned c = 0; c < CG; ++c)
+                SPIRALPIR_UNROLL
+                for (std::size_t h = 0; h < W; ++h)
+                  a[b][r][c][h] = _mm512_add_epi64(a[b][r][c][h], _mm512_maskz_mul_epu32(0xFF, qv[h], v[c][h]));
+            }
+          }
       }
     }
     SPIRALPIR_UNROLL
     for (std::size_t b = 0; b < NB; ++b)
       SPIRALPIR_UNROLL
-      for (std::size_t x = 0; x < RK; ++x)
+      for (unsigned r = 0; r <= n; ++r)
         SPIRALPIR_UNROLL
-        for (std::size_t h = 0; h < W; ++h) _mm512_store_si512(acc + ((b * RK + x) * W + h) * kLanes, a[b][x][h]);
+        for (unsigned c = 0; c < CG; ++c)
+          SPIRALPIR_UNROLL
+          for (std::size_t h = 0; h < W; ++h) _mm512_store_si512(at(b, r, C0 + c, h), a[b][r][c][h]);
     return since;
+  }
+
+  /// kernel_avx512 for every column group from C0 on, in turn over the same piece
+  template <std::size_t W, std::size_t NB, unsigned C0>
+  __attribute__((target("avx512f"))) static std::size_t columns_avx512(std::uint64_t* acc, const std::uint32_t* q,
+                                                                        const std::uint32_t* w, std::size_t count,
+                                                                        const std::uint32_t* next, std::size_t since,
+                                                                        std::size_t g) {
+    constexpr unsigned C1 = std::min<unsigned>(C0 + column_group(W, NB), n);
+    const std::size_t after = kernel_avx512<W, NB, C0, C1>(acc, q, w, count, next, since, g);
+    if constexpr (C1 < n) columns_avx512<W, NB, C1>(acc, q, w, count, next, since, g);
+    return after;
   }
 
   /// One task's passes (AVX-512) over i in [lo, hi): `pass_len` values of i at a time, every block of folding
@@ -425,8 +498,8 @@ struct FirstDim {
         const std::uint32_t* next = j0 + nb < J ? db.block_words(inst, g, zt, j0 + nb) + i0 * step
                                     : i0 + count < hi ? db.block_words(inst, g, zt, 0) + (i0 + count) * step
                                                       : nullptr;
-        after = kernel_avx512<W, nb>(accs + (j0 / nb) * per_block, q + i0 * RK * W * kLanes,
-                                     db.block_words(inst, g, zt, j0) + i0 * step, count, next, since, g);
+        after = columns_avx512<W, nb, 0>(accs + (j0 / nb) * per_block, q + i0 * RK * W * kLanes,
+                                          db.block_words(inst, g, zt, j0) + i0 * step, count, next, since, g);
       }
       since = after;
     }
