@@ -17,7 +17,11 @@ Owns the fitting of the cost model (cost.py) to this machine:
      seconds under the cost model's max(f·words + outputs, memory) + (1 − f)·words
      (_fit_first_dim: each run on the branch the fit puts it, until none moves): the runs
      bound by the read bandwidth give nothing but their repeats from cache, which the quick
-     calibration's implicit member with repeated folding indices provides (f = 1/8),
+     calibration's implicit member with repeated folding indices provides (f = 1/8); from the
+     runs of the n <= 2 kernels (all runs when there are none),
+   * `fd_n3`, `fd_n4` = median over the runs of computation matrices n = 3 / n >= 4 of the extra
+     cost per multiply-add that makes the model's first dimension their seconds
+     (_kernel_extra; the quick calibration's kernel members, with repeated folding indices),
    * `ms`, `ms_wide` = median of (modswitch seconds − its NTT time) / its count, over the runs
      with fewer / with three or more CRT primes,
    * `parse` = median over the stream variants' runs of (expansion − its NTT time) / parse count,
@@ -55,6 +59,7 @@ from typing import Any
 import numpy as np
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.models.cost import (
+    FD_WORD_OPS,
     STAGES,
     Profile,
     db_reads,
@@ -200,9 +205,14 @@ def fit(kernel: Kernels, runs: Sequence[tuple[Parameters, dict[str, Any]]],
                                             kernel.cache_bytes)
         mem_s = (memory / kernel.read_bytes_per_second if kernel.read_bytes_per_second > 0
                  and distinct > kernel.cache_bytes else 0.0)
-        fd_runs.append(FirstDimRun(c["first_dimension"]["fd"], c["first_dimension"]["fdout"],
-                                   fraction, mem_s, st["first_dimension"]))
-    fd, fdout = _fit_first_dim(fd_runs)
+        fd_runs.append((_kernel_op(c["first_dimension"]),
+                        FirstDimRun(c["first_dimension"]["fd"], c["first_dimension"]["fdout"],
+                                    fraction, mem_s, st["first_dimension"])))
+    fd, fdout = _fit_first_dim([r for op, r in fd_runs if op == "fd"]
+                               or [r for _, r in fd_runs])
+    # the n = 3 and n >= 4 kernels: their extra cost per multiply-add, from their own runs
+    kernel_extra = {op: statistics.median(extras) for op in FD_WORD_OPS[1:]
+                    if (extras := [_kernel_extra(r, fd, fdout) for o, r in fd_runs if o == op])}
     def ms_fit(kind: str) -> float:
         vals = [max(0.0, st["modswitch"] - c["modswitch"]["ntt"] * base.ntt(p.poly_len))
                 / c["modswitch"][kind] for p, c, st, _ in counts if c["modswitch"][kind] > 0]
@@ -249,7 +259,7 @@ def fit(kernel: Kernels, runs: Sequence[tuple[Parameters, dict[str, Any]]],
         wide.setdefault(op, 0.0)
     prof = profile({"mac": kernel.mac, "decomp": dec, "compose": 0.0, "auto": aut,
                     "parse": parse, "tile": tile, "fd": fd, "fdout": fdout, "ms": ms,
-                    "ms_wide": ms_wide, **wide})
+                    "ms_wide": ms_wide, **kernel_extra, **wide})
     scale: dict[str, float] = {"first_dimension": 1.0}
     for stage in (s for s in STAGES if s != "first_dimension"):
         ratios = [(st[stage] / pred, st[stage]) for p, _, st, layout in counts
@@ -348,6 +358,24 @@ def _fit_first_dim(runs: Sequence[FirstDimRun], rounds: int = 20) -> tuple[float
             break
         compute = now
     return sol
+
+
+def _kernel_op(counts: dict[str, float]) -> str:
+    """which kernel a first dimension's op counts run: fd (n <= 2), fd_n3 or fd_n4"""
+    return next((op for op in FD_WORD_OPS[1:] if counts.get(op, 0.0) > 0), "fd")
+
+
+def _kernel_extra(run: FirstDimRun, fd: float, fdout: float) -> float:
+    """The extra cost per multiply-add c (>= 0) that makes max(f·words·(fd + c) + outputs·fdout,
+    memory) + (1 − f)·words·(fd + c) the run's seconds: on the compute branch when that holds
+    there, else on the memory branch (its words repeated from cache; none: nothing to say, 0)."""
+    per_word = (run.seconds - run.outputs * fdout) / run.words
+    if run.read_fraction * run.words * per_word + run.outputs * fdout >= run.memory_seconds:
+        return max(0.0, per_word - fd)
+    if run.read_fraction >= 1.0:
+        return 0.0
+    return max(0.0, (run.seconds - run.memory_seconds)
+               / ((1.0 - run.read_fraction) * run.words) - fd)
 
 
 def stage_times(rep: dict[str, Any]) -> dict[str, float]:

@@ -13,7 +13,8 @@ Steps, each reported to `step(done, total, message)`:
    members once more single-threaded on an implicit database that repeats folding indices
    (the first dimension's words from cache: the largest shapes' implicit databases); the
    FIXED_MEMBERS (a three-prime parameter set with long gadgets, given, not planned) at 1 and
-   several threads;
+   several threads; the KERNEL_CALIBRATION members (the n = 3 and n = 4 first-dimension
+   kernels, given) once single-threaded on implicit databases repeating folding indices;
 3. the fit (measure/calibrate.py), the first dimension's own read bandwidth and the thread
    scaling (measure/scaling.py).
 """
@@ -41,6 +42,7 @@ from spiralpir.optimizer.measure.scaling import fit_threads, kernel_read_bandwid
 from spiralpir.optimizer.measure.validation import (
     CALIBRATION,
     FIXED_CALIBRATION,
+    KERNEL_CALIBRATION,
     Shape,
     fixed_instance_name,
     instance_name,
@@ -71,6 +73,8 @@ QUICK_MEMBERS = (
 # rate, which no database read from memory shows
 REPEATS = (("cal2e18x128b", "spiral", 64.0),)
 REPEATS_SUFFIX = "_repeats"
+# MiB of distinct data of validation.KERNEL_CALIBRATION's implicit databases (single-threaded)
+KERNEL_REPEAT_MIB = 64.0
 # validation.FIXED_CALIBRATION's members (three primes, long gadgets), at 1 and several
 # threads: the wide decomposition's cost per coefficient apart from its cost per digit, and
 # the scalar ops' thread slowdown
@@ -144,7 +148,7 @@ def quick_calibrate(work: Path, step: Step, *, arith_bench: Path | None = None,
     report), in the order measured."""
     counts = thread_counts(cores)
     total = 2 + sum(1 + (len(counts) if many else 0) for _, _, many in QUICK_MEMBERS) \
-        + len(REPEATS) + len(FIXED_MEMBERS) * (1 + len(counts))
+        + len(REPEATS) + len(FIXED_MEMBERS) * (1 + len(counts)) + len(KERNEL_CALIBRATION)
     done = 0
     step(done, total, "kernel microbenchmarks")
     kern, src, report = kernels_of(arith_bench, build_dir, step, done, total)
@@ -182,6 +186,14 @@ def quick_calibrate(work: Path, step: Step, *, arith_bench: Path | None = None,
         step(done, total, f"{label}: benchmark, 1 thread (load {loadavg()})")
         runs.append({"name": label, "params": lit, "threads": 1,
                      "report": measure(inst, 1, trials, repeat, repeat_folding_mib=mib)})
+        done += 1
+    for name, lit in KERNEL_CALIBRATION:
+        label = fixed_instance_name(name, lit) + REPEATS_SUFFIX
+        step(done, total, f"{label}: generate, build, benchmark, 1 thread (load {loadavg()})")
+        inst, lit = prepare_fixed(name, lit, work, build_dir=builder.build_root(build_dir))
+        runs.append({"name": label, "params": lit, "threads": 1,
+                     "report": measure(inst, 1, trials, repeat,
+                                       repeat_folding_mib=KERNEL_REPEAT_MIB)})
         done += 1
     step(done, total, "fit")
     prof = fit_runs(kern, [(Parameters.from_literal(r["params"]), r["report"]) for r in runs],

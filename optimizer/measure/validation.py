@@ -93,6 +93,19 @@ FIXED_CALIBRATION = (
         "db_item_size": 15000}),
 )
 
+# given, not planned: the first-dimension kernels of computation matrices n = 3 and n = 4 (a
+# prime pair, d = 2048, databases of 576 and 512 MiB), whose multiply-adds cost more than the
+# n <= 2 kernels' (calibrate._kernel_extra: fd_n3, fd_n4). The quick calibration benchmarks them
+# on an implicit database repeating folding indices over 64 MiB: their compute rate.
+KERNEL_CALIBRATION = tuple(
+    (f"cal_n{n}_kernel", {
+        "variant": "spiral", "poly_len": 2048, "moduli": [1073692673, 1073668097], "n": n,
+        "nu_1": nu_1, "nu_2": 4, "instances": 1, "p": 256, "q2_bits": 22, "t_conv": 5,
+        "t_exp_left": 10, "t_exp_right": 20, "t_gsw": 5, "noise_width": 6.4,
+        "secret_distribution": "gaussian", "records": 2 ** (nu_1 + 4),
+        "record_size": n * n * 2048, "db_item_size": n * n * 2048})
+    for n, nu_1 in ((3, 8), (4, 7)))
+
 
 def shapes_named(names: Sequence[str]) -> list[Shape]:
     by = {s.name: s for s in SUITE}

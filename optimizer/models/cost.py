@@ -25,6 +25,9 @@ Operations (units):
   auto    one automorphism-permuted / added coefficient residue
   parse   one query coefficient residue read (bit unpacking) and one sampled from its seed
   fd      one first-dimension multiply-accumulate (a database word × a ciphertext row), compute
+  fd_n3, fd_n4  what one multiply-accumulate of the n = 3 and the n >= 4 kernels costs beyond
+          fd (their accumulators fill the registers: their rate, measured on databases read
+          mostly from cache, is 1.5-2x lower than at n <= 2; 0 in profiles without them)
   fdout   one first-dimension output coefficient residue (the reduction and store of each
           accumulated output)
   tile    one first-dimension query coefficient residue laid out in the kernel's order
@@ -60,20 +63,19 @@ first_dim.hpp, prepared.hpp, server.hpp), stage names as its timings:
                  the computation secret, no ScalToMat; parsing them costs the same NTTs);
                  then the tiling of the 2^nu_1 first-dimension query matrices: tile
                  2^nu_1·(n+1)·n·d·L
-  first_dimension max(f·words + outputs, memory) + (1 − f)·words: words = fd ·
-                 inst·2^(nu_1+nu_2)·n²·d·L·(n+1) (the kernel's multiply-adds, its database
-                 words in cache), outputs = fdout · inst·2^nu_2·(n+1)·n·d·L; memory = the
-                 database bytes read from memory (4·inst·2^(nu_1+nu_2)·n²·d·L, or f of them)
-                 / the profile's single-thread read bandwidth (calibration: the kernel's own
-                 rate on a database far larger than the cache), when the distinct data is
-                 larger than the last-level cache (else it stays cache resident between
-                 queries; the bench drivers' implicit database: its distinct part, at least
-                 1 GiB, decides; the tiled query, 4·2^nu_1·(n+1)·n·d·L bytes, adds to both
-                 and is read from memory once when it exceeds the cache itself: at n = 4,
-                 nu_2 = 0 it is larger than the database). f = 1 but for an implicit
-                 database that repeats folding indices (db_reads): of every pass over i the
-                 repeats of its phys_j distinct blocks come from cache, so only
-                 f = phys_j / 2^nu_2 of the words wait on memory
+  first_dimension max(f·words + outputs, memory) + (1 − f)·words: words = (fd, + fd_n3 at n = 3, +
+                 fd_n4 at n >= 4) · inst·2^(nu_1+nu_2)·n²·d·L·(n+1) (the kernel's multiply-adds, its
+                 database words in cache), outputs = fdout · inst·2^nu_2·(n+1)·n·d·L; memory = the
+                 database bytes read from memory (4·inst·2^(nu_1+nu_2)·n²·d·L, or f of them) / the
+                 profile's single-thread read bandwidth (calibration: the kernel's own rate on a
+                 database far larger than the cache), when the distinct data is larger than the
+                 last-level cache (else it stays cache resident between queries; the bench drivers'
+                 implicit database: its distinct part, at least 1 GiB, decides; the tiled query,
+                 4·2^nu_1·(n+1)·n·d·L bytes, adds to both and is read from memory once when it
+                 exceeds the cache itself: at n = 4, nu_2 = 0 it is larger than the database). f = 1
+                 but for an implicit database that repeats folding indices (db_reads): of every pass
+                 over i the repeats of its phys_j distinct blocks come from cache, so only f =
+                 phys_j / 2^nu_2 of the words wait on memory
   folding        inst·(2^nu_2 − 1) · [ntt (n+1)n(1+t_gsw)L, decomp (n+1)n·t_gsw·L·d,
                  compose (n+1)n·L²d, mac (n+1)²n·t_gsw·L·d]
   packing        (pack variants) per response instance: ntt n²(t_conv+1)L, decomp n²·t_conv·L·d,
@@ -110,10 +112,14 @@ from spiralpir.optimizer.models.profile import (
 )
 from spiralpir.optimizer.params.parameters import Parameters
 
-__all__ = ["ONE_TIME_STAGES", "PER_DATABASE_STAGES", "STAGES", "OPS", "Profile", "Prices"]
+__all__ = ["ONE_TIME_STAGES", "PER_DATABASE_STAGES", "STAGES", "OPS", "FD_WORD_OPS", "Profile",
+           "Prices"]
 
 OPS = ("ntt", "mac", "decomp", "decomp_wide", "redecomp_wide", "compose", "compose_wide", "auto",
-       "parse", "tile", "fd", "fdout", "ms", "ms_wide")
+       "parse", "tile", "fd", "fd_n3", "fd_n4", "fdout", "ms", "ms_wide")
+# the first dimension's multiply-adds: every one costs fd, and those of the n = 3 and n >= 4
+# kernels (computation matrices of that n) fd_n3 / fd_n4 more
+FD_WORD_OPS = ("fd", "fd_n3", "fd_n4")
 # the scalar 128-bit ops of three or more primes (CRT composition, wide digits, wide modulus
 # switching): integer code whose threads do not slow each other down as the vector kernels'
 # do (models/parallel.py: the profile's scalar_slowdown)
@@ -173,6 +179,7 @@ def op_counts(variant: str, d: int, L: int, n: int, nu1: int, nu2: int, inst: in
     # stream variant's first-dimension cts keep their sampled a
     query_ntt = (2.0 * query_polys - (a if stream and a_conv == 0 else 0.0)) * L
     folds = inst_c * (2.0**nu2 - 1)
+    fd_words = zero + inst_c * rs * 2.0**nu2 * nc * nc * d * L * (nc + 1)
     packing = ({"ntt": inst * n * n * (tc + 1) * L, "decomp": inst * n * n * tc * L * d,
                 "compose": zero + inst * n * n * L * L * d,
                 "mac": inst * (n + 1) * n * n * tc * L * d} if pack else
@@ -194,7 +201,9 @@ def op_counts(variant: str, d: int, L: int, n: int, nu1: int, nu2: int, inst: in
             "mac": (a_conv * (nc + 1) * nc + digits * (nc + 1) * (nc + 2)) * tc * L * d,
             "tile": zero + a * (nc + 1) * nc * d * L,
         },
-        "first_dimension": {"fd": zero + inst_c * rs * 2.0**nu2 * nc * nc * d * L * (nc + 1),
+        "first_dimension": {"fd": fd_words,
+                            "fd_n3": fd_words if nc == 3 else zero,
+                            "fd_n4": fd_words if nc >= 4 else zero,
                             "fdout": zero + inst_c * 2.0**nu2 * (nc + 1) * nc * d * L},
         "folding": {"ntt": folds * (nc + 1) * nc * (1 + tg) * L,
                     "decomp": folds * (nc + 1) * nc * tg * L * d,
@@ -228,7 +237,7 @@ def first_dim_parts(ops: dict[str, Any], d: int, profile: Profile, read_fraction
     """The first dimension's compute seconds (single thread) as (the part that overlaps the
     memory reads: the words read from memory and the outputs, the part that does not: the
     words repeated from cache); read_fraction: the words read from memory (db_reads)."""
-    words = ops["fd"] * profile.op_cost("fd", d)
+    words = sum(ops[op] * profile.op_cost(op, d) for op in FD_WORD_OPS)
     outputs = ops["fdout"] * profile.op_cost("fdout", d)
     s = profile.scale("first_dimension")
     return (read_fraction * words + outputs) * s, (1.0 - read_fraction) * words * s

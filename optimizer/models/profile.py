@@ -32,9 +32,10 @@ ONE_TIME_STAGES = ("expansion", "conversion")  # server_prepare: once per (strea
 PER_DATABASE_STAGES = ("first_dimension", "folding", "packing", "modswitch")  # answer_prepared
 STAGES = ONE_TIME_STAGES + PER_DATABASE_STAGES
 _FITTED = ("mac", "decomp", "decomp_wide", "redecomp_wide", "compose", "compose_wide", "auto",
-           "parse", "tile", "fd", "fdout", "ms", "ms_wide")
+           "parse", "tile", "fd", "fd_n3", "fd_n4", "fdout", "ms", "ms_wide")
 # absent from older profiles: 0
-_OPTIONAL = ("compose", "compose_wide", "redecomp_wide", "parse", "tile", "fdout", "ms_wide")
+_OPTIONAL = ("compose", "compose_wide", "redecomp_wide", "parse", "tile", "fd_n3", "fd_n4",
+             "fdout", "ms_wide")
 _WIDE = {"decomp_wide": "decomp"}  # absent from older profiles: the narrow cost
 PROFILE_ENV = "SPIRALPIR_PROFILE"
 SHIPPED = "default"  # $SPIRALPIR_PROFILE value naming the shipped profile

@@ -21,8 +21,8 @@ from spiralpir.optimizer.plan.planner import plan_json
 TRUTH = Profile(cpu_model="x", date="d", ntt_seconds={1024: 1e-6, 2048: 2.2e-6, 4096: 5e-6},
                 op_seconds={"mac": 4e-10, "decomp": 2e-9, "decomp_wide": 6e-9,
                             "redecomp_wide": 8e-9, "compose": 3e-9, "compose_wide": 2e-8,
-                            "auto": 3e-10, "parse": 5e-8, "fd": 3e-10, "fdout": 4e-9,
-                            "ms": 1e-8, "ms_wide": 9e-8},
+                            "auto": 3e-10, "parse": 5e-8, "fd": 3e-10, "fd_n3": 1.5e-10,
+                            "fd_n4": 3e-10, "fdout": 4e-9, "ms": 1e-8, "ms_wide": 9e-8},
                 read_bytes_per_second=0.6e10, cache_bytes=32 << 20,
                 threads={2: ThreadScaling(1.15, 0.9e10, 1.0)})
 
@@ -98,7 +98,7 @@ def test_quick_calibration_recovers_a_known_machine(quick_params: dict[str, dict
     rng = random.Random(11)
     calls: list[tuple[str, int]] = []
 
-    fixed = dict(quick.FIXED_CALIBRATION)
+    fixed = dict(quick.FIXED_CALIBRATION + quick.KERNEL_CALIBRATION)
     quick_params = {**quick_params, **fixed}
 
     def fake_prepare(shape: Any, variant: str, work: Path, **_: Any) -> tuple[Any, Any]:
@@ -129,7 +129,8 @@ def test_quick_calibration_recovers_a_known_machine(quick_params: dict[str, dict
     assert sorted(calls) == sorted([(n, 1) for n, _, _ in quick.QUICK_MEMBERS]
                                    + [(n, 2) for n in many]
                                    + [(n, t) for n in quick.FIXED_MEMBERS for t in (1, 2)]
-                                   + [(n + "_repeats", 1) for n, _, _ in quick.REPEATS])
+                                   + [(n + "_repeats", 1) for n, _, _ in quick.REPEATS]
+                                   + [(n + "_repeats", 1) for n, _ in quick.KERNEL_CALIBRATION])
     for r in runs:
         p = Parameters.from_literal(r["params"])
         cmp = compare(p, r["report"], prof)
@@ -141,6 +142,9 @@ def test_quick_calibration_recovers_a_known_machine(quick_params: dict[str, dict
     # cache beside the members read from memory)
     assert prof.op_seconds["fd"] == pytest.approx(3e-10, rel=0.1)
     assert prof.op_seconds["fdout"] == pytest.approx(4e-9, rel=0.25)
+    # the n = 3 and n = 4 kernels' extra cost per multiply-add, from their members alone
+    assert prof.op_seconds["fd_n3"] == pytest.approx(1.5e-10, rel=0.15)
+    assert prof.op_seconds["fd_n4"] == pytest.approx(3e-10, rel=0.15)
     # the three-prime decomposition: per coefficient composed, per digit, per digit repeated
     # by the expansion's per-residue tasks, told apart by the planned member's short gadgets
     # and the fixed member's long ones: every three-prime stage within 8% (the reports' noise
