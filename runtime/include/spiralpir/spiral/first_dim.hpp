@@ -307,24 +307,16 @@ struct FirstDim {
     return next == nullptr ? nullptr : reinterpret_cast<const char*>(next) + (a - piece_end);
   }
 
-  /// the W residues of 8 query slots at `src` (aligned) as W vectors of u64
-  template <std::size_t W>
-  __attribute__((target("avx512f"), always_inline)) static inline void load_query(const std::uint32_t* src, __m512i* out) {
+  /// the W residues of 8 slots at `src` as W vectors of u64: a query's words (aligned) or a
+  /// database's (unaligned: a mapped file's words start 32 bytes into a page)
+  template <std::size_t W, bool Aligned>
+  __attribute__((target("avx512f"), always_inline)) static inline void load_slots(const std::uint32_t* src, __m512i* out) {
     if constexpr (W == 2) {
-      out[0] = _mm512_load_si512(src);
+      out[0] = Aligned ? _mm512_load_si512(src) : _mm512_loadu_si512(src);
       out[1] = _mm512_maskz_srli_epi64(0xFF, out[0], 32);
     } else {
-      out[0] = _mm512_maskz_cvtepu32_epi64(0xFF, _mm256_load_si256(reinterpret_cast<const __m256i*>(src)));
-    }
-  }
-  /// the same for 8 database slots, unaligned: a mapped file's words start 32 bytes into a page
-  template <std::size_t W>
-  __attribute__((target("avx512f"), always_inline)) static inline void load_plain(const std::uint32_t* src, __m512i* out) {
-    if constexpr (W == 2) {
-      out[0] = _mm512_loadu_si512(src);
-      out[1] = _mm512_maskz_srli_epi64(0xFF, out[0], 32);
-    } else {
-      out[0] = _mm512_maskz_cvtepu32_epi64(0xFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)));
+      const auto* half = reinterpret_cast<const __m256i*>(src);
+      out[0] = _mm512_maskz_cvtepu32_epi64(0xFF, Aligned ? _mm256_load_si256(half) : _mm256_loadu_si256(half));
     }
   }
 
@@ -417,12 +409,12 @@ struct FirstDim {
       if constexpr (CG == n) {  // every column: the i's query vectors loaded once for the NB blocks
         __m512i qv[RK][W];
         SPIRALPIR_UNROLL
-        for (std::size_t x = 0; x < RK; ++x) load_query<W>(qi + x * W * kLanes, qv[x]);
+        for (std::size_t x = 0; x < RK; ++x) load_slots<W, true>(qi + x * W * kLanes, qv[x]);
         SPIRALPIR_UNROLL
         for (std::size_t b = 0; b < NB; ++b) {
           __m512i v[NN][W];
           SPIRALPIR_UNROLL
-          for (std::size_t kc = 0; kc < NN; ++kc) load_plain<W>(wi + (b * NN + kc) * W * kLanes, v[kc]);
+          for (std::size_t kc = 0; kc < NN; ++kc) load_slots<W, false>(wi + (b * NN + kc) * W * kLanes, v[kc]);
           SPIRALPIR_UNROLL
           for (unsigned r = 0; r <= n; ++r)
             SPIRALPIR_UNROLL
@@ -440,11 +432,11 @@ struct FirstDim {
           for (unsigned k = 0; k < n; ++k) {
             __m512i v[CG][W];
             SPIRALPIR_UNROLL
-            for (unsigned c = 0; c < CG; ++c) load_plain<W>(wi + (b * NN + k * n + C0 + c) * W * kLanes, v[c]);
+            for (unsigned c = 0; c < CG; ++c) load_slots<W, false>(wi + (b * NN + k * n + C0 + c) * W * kLanes, v[c]);
             SPIRALPIR_UNROLL
             for (unsigned r = 0; r <= n; ++r) {
               __m512i qv[W];
-              load_query<W>(qi + (r * n + k) * W * kLanes, qv);
+              load_slots<W, true>(qi + (r * n + k) * W * kLanes, qv);
               SPIRALPIR_UNROLL
               for (unsigned c = 0; c < CG; ++c)
                 SPIRALPIR_UNROLL
@@ -467,7 +459,7 @@ struct FirstDim {
 
   /// kernel_avx512 for every column group from C0 on, in turn over the same piece
   template <std::size_t W, std::size_t NB, unsigned C0>
-  __attribute__((target("avx512f"))) static std::size_t columns_avx512(std::uint64_t* acc, const std::uint32_t* q,
+  __attribute__((target("avx512f"), always_inline)) static inline std::size_t columns_avx512(std::uint64_t* acc, const std::uint32_t* q,
                                                                         const std::uint32_t* w, std::size_t count,
                                                                         const std::uint32_t* next, std::size_t since,
                                                                         std::size_t g) {
