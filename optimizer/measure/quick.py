@@ -159,13 +159,13 @@ def quick_calibrate(work: Path, step: Step, *, arith_bench: Path | None = None,
     runs: list[dict[str, Any]] = []
     built: dict[tuple[str, str], tuple[builder.Instance, dict[str, Any]]] = {}
 
-    def bench(label: str, inst: builder.Instance, lit: dict[str, Any],
-              threads: list[int]) -> None:
+    def bench(label: str, inst: builder.Instance, lit: dict[str, Any], threads: list[int],
+              repeat_folding_mib: float | None = None) -> None:
         nonlocal done
         for t in threads:
             step(done, total, f"{label}: benchmark, {t} thread(s) (load {loadavg()})")
             runs.append({"name": label, "params": lit, "threads": t,
-                         "report": measure(inst, t, trials, repeat)})
+                         "report": measure(inst, t, trials, repeat, repeat_folding_mib)})
             done += 1
 
     for name, variant, many in QUICK_MEMBERS:
@@ -182,19 +182,12 @@ def quick_calibrate(work: Path, step: Step, *, arith_bench: Path | None = None,
         bench(label, inst, lit, [1, *counts])
     for name, variant, mib in REPEATS:
         inst, lit = built[(name, variant)]
-        label = instance_name(_shape(name), variant) + REPEATS_SUFFIX
-        step(done, total, f"{label}: benchmark, 1 thread (load {loadavg()})")
-        runs.append({"name": label, "params": lit, "threads": 1,
-                     "report": measure(inst, 1, trials, repeat, repeat_folding_mib=mib)})
-        done += 1
+        bench(instance_name(_shape(name), variant) + REPEATS_SUFFIX, inst, lit, [1], mib)
     for name, lit in KERNEL_CALIBRATION:
         label = fixed_instance_name(name, lit) + REPEATS_SUFFIX
-        step(done, total, f"{label}: generate, build, benchmark, 1 thread (load {loadavg()})")
+        step(done, total, f"{label}: generate, build")
         inst, lit = prepare_fixed(name, lit, work, build_dir=builder.build_root(build_dir))
-        runs.append({"name": label, "params": lit, "threads": 1,
-                     "report": measure(inst, 1, trials, repeat,
-                                       repeat_folding_mib=KERNEL_REPEAT_MIB)})
-        done += 1
+        bench(label, inst, lit, [1], KERNEL_REPEAT_MIB)
     step(done, total, "fit")
     prof = fit_runs(kern, [(Parameters.from_literal(r["params"]), r["report"]) for r in runs],
                     f"{src}; stages: the quick calibration shapes at threads 1, {counts}; "
