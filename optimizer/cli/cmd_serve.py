@@ -220,7 +220,8 @@ def serve(source_dir: Path, db_path: Path | None, stream_paths: tuple[Path, ...]
                 DbLock.reader_first_writing(db_path)
             files, records, version = db_updates.open_files(
                 build, db_path, records, cache_path(db_path),
-                lambda m: click.echo(m, err=True), may_write=alone)
+                lambda m: click.echo(m, err=True), may_write=alone,
+                resident=token is not None)
             if token is None and alone:
                 lock.downgrade()
         srv = pir_server.PirServer(build, records, preprocessed=cache_path(db_path), **common,

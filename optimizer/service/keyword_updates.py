@@ -315,7 +315,7 @@ def open_table(build: Build, shape: TableShape, db_path: Path, opts: KeywordOpti
         records = database.read_records(paths.table, build.record_size, shape.slot_size,
                                         "binary")
         files, fitted, version = db_updates.open_files(build, paths.table, records, store_path,
-                                                       log, may_write=alone)
+                                                       log, may_write=alone, resident=writer)
         if not writer and alone:
             lock.downgrade()
         known = dict.fromkeys(data.keys)

@@ -3,10 +3,11 @@ continuously (one client thread, every answer checked against the raw bytes of t
 response names) while batches of 1, 1,000 and 100,000 random records land back to back through
 the same Updater `serve --admin-token-file` runs (in process, without HTTP), with serve's store
 checkpoints (every ``STORE_EVERY`` seconds on the Updater's own thread, and one at the end of
-every update phase, which runs while its answers are still counted: a server makes it within
-that interval). Phases alternate: idle queries, then ``--phase-seconds`` of updates of each
-size, so machine noise hits all of them; each round does that once per pace of the re-encoding
-(``--paces``; 0: flat out). Single records come from ``--submitters`` threads at once (as
+every update phase on a thread of the same priority, which runs while its answers are still
+counted: a server makes it within that interval).
+Phases alternate: idle queries, then ``--phase-seconds`` of updates of each size, so machine
+noise hits all of them; each round does that once per pace of the re-encoding (``--paces``; 0:
+flat out). Single records come from ``--submitters`` threads at once (as
 concurrent requests reach the admin endpoint's workers: those arriving while a batch lands are
 applied together as one version); larger batches from one.
 
@@ -16,7 +17,10 @@ for the batch or checkpoint before it included, to the switch of the answering b
 many batches each version held, the steps' median seconds, the checkpoints' seconds, and the
 answers completed inside the phase: count, p50, p99 and max, p99 against idle (all rounds'
 idle answers); then, per update step, the answers that overlapped it (count, p50, p99, max) and
-the three slowest answers with the share of their time each step ran in.
+the three slowest answers with the share of their time each step ran in. With one runtime
+thread it also prints each phase's time the answers spent off the CPU (p99, max): the part of
+their latency updates can cause through the interpreter lock or the cores, which a core slowed
+by the machine's other tenants does not change.
 
     python3 tests/service/bench_updates.py [--build generated/spiral_2e20x256b] [--rounds 2]
         [--phase-seconds 40] [--submitters 4] [--threads 1] [--update-threads 1]
@@ -123,6 +127,10 @@ class Querier:
         self.rng = random.Random(seed)
         self.phase = "warmup"
         self.spans: dict[str, list[tuple[float, float]]] = {}  # (start, end) of each answer
+        # seconds of each answer its thread did not run (with one runtime thread the answer
+        # computes in it): waits for the interpreter lock or a core, which updates can cause,
+        # apart from a slower core (the machine's other tenants), which they cannot
+        self.off_cpu: dict[str, list[float]] = {}
         self.wrong = 0
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self.loop)
@@ -135,13 +143,14 @@ class Querier:
             i = self.rng.randrange(n)
             q = keys.query(i)
             phase = self.phase
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.thread_time()
             resp, _, _, v = self.srv.answer_versioned(cid, q)
-            t1 = time.perf_counter()
+            t1, c1 = time.perf_counter(), time.thread_time()
             if keys.decode(i, resp, rs) != self.oracle.record(v, i):
                 self.wrong += 1
             if phase == self.phase:  # whole query inside one phase
                 self.spans.setdefault(phase, []).append((t0, t1))
+                self.off_cpu.setdefault(phase, []).append(max(0.0, (t1 - t0) - (c1 - c0)))
         keys.close()
 
 
@@ -199,6 +208,11 @@ def submitter(updater: db_updates.Updater, pool: list[str],
                     - s.get("store", 0.0), "steps": s})
 
 
+def background_checkpoint(updater: db_updates.Updater) -> None:
+    db_updates.yield_cores()
+    updater.checkpoint()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", type=Path, default=REPO / "generated" / "spiral_2e20x256b")
@@ -229,7 +243,8 @@ def main() -> None:
         del data
         t0 = time.perf_counter()
         recs = database.read_records(db, rs)
-        files, fitted, version = db_updates.open_files(build, db, recs, pre, print)
+        files, fitted, version = db_updates.open_files(build, db, recs, pre, print,
+                                                           resident=True)
         srv = PirServer(build, fitted, preprocessed=pre, threads=args.threads, progress=False,
                         version=version, updatable=True, log=lambda m: None)
         updater = db_updates.Updater(files, version, srv.live, threads=args.update_threads,
@@ -263,7 +278,11 @@ def main() -> None:
                             t.start()
                         for t in threads:
                             t.join()
-                        updater.checkpoint()  # what serve would write within STORE_EVERY
+                        # what serve's checkpoint thread makes within STORE_EVERY, at its
+                        # priority, its answers counted
+                        last = threading.Thread(target=background_checkpoint, args=(updater,))
+                        last.start()
+                        last.join()
                         bounds[name].append((began, time.perf_counter()))
                         q.phase = "between"
                         time.sleep(1.0)
@@ -281,6 +300,7 @@ def report(args: argparse.Namespace, n: int, rs: int, q: Querier,
     out: dict[str, Any] = {"records": n, "record_size": rs, "wrong_answers": q.wrong,
                            "phase_seconds": args.phase_seconds, "rounds": args.rounds,
                            "queries": {k: summary(v) for k, v in latency.items()},
+                           "queries_off_cpu": {k: summary(v) for k, v in q.off_cpu.items()},
                            "updates": {}}
     checkpoints = [(lo, hi) for step, lo, hi in steps.windows if step == "checkpoint"]
     for name, runs in results.items():
@@ -313,6 +333,10 @@ def report(args: argparse.Namespace, n: int, rs: int, q: Querier,
         return
     idle = out["queries"].get("idle", summary([]))
     print(f"queries idle: {stats(idle)}; wrong answers: {q.wrong}")
+    if args.threads == 1:
+        print("answers' time off the CPU, p99 / max: " + "; ".join(
+            f"{k} {v['p99'] * 1e3:.1f} / {v['max'] * 1e3:.1f} ms"
+            for k, v in out["queries_off_cpu"].items() if k != "warmup"))
     for name, u in out["updates"].items():
         lat = out["queries"].get(name, summary([]))
         cps = u["checkpoint_seconds"]

@@ -6,8 +6,11 @@ the change lines itself), never through the code under test."""
 from __future__ import annotations
 
 import json
+import mmap
+import os
 import random
 import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -87,6 +90,15 @@ def test_change_batch_shape() -> None:
     many = "\n".join('{"index": 99, "value": "x"}' for _ in range(9))
     with pytest.raises(changes.BadChanges, match=r"and 4 more bad lines"):
         changes.parse(many, "c", 10, 4)
+
+
+def test_index_order_matches_sorting(rng: random.Random) -> None:
+    """The numpy orderings against Python's sort, on random sparse and dense index sets."""
+    for count, n, per in ((0, 10, 3), (1, 10, 3), (5000, 1 << 40, 16), (60_000, 70_000, 64)):
+        values = {i: rng.randbytes(2) for i in rng.sample(range(n), count)}
+        ordered = changes.ascending(values)
+        assert list(ordered.items()) == sorted(values.items())
+        assert changes.plaintexts_of(values, per) == sorted({i // per for i in values})
 
 
 # -- consistency under concurrent answers ------------------------------------------------------
@@ -226,6 +238,42 @@ def test_records_file_written_in_runs(tmp_path: Path, rng: random.Random) -> Non
         assert db.read_bytes() == bytes(want)
 
 
+def test_journal_written_in_pieces(tmp_path: Path, rng: random.Random) -> None:
+    """A journal of several pieces reads back whole, its checksum over every piece (a byte
+    flipped in the last piece is refused), and a value of the wrong size is refused."""
+    rs, n = 48, 1 << 20
+    values = changes.ascending({i: rng.randbytes(rs) for i in
+                                rng.sample(range(n), 2 * update_journal.PIECE_CHANGES + 5)})
+    journal = update_journal.Journal(7, rs, n, b"a" * 16, b"b" * 16, values, b"trailer")
+    db = tmp_path / "db.bin"
+    update_journal.commit(db, journal)
+    assert update_journal.load(db) == journal
+    raw = bytearray(update_journal.path_for(db).read_bytes())
+    assert bytes(raw) == journal.encode()
+    raw[-40] ^= 1
+    with pytest.raises(update_journal.JournalError, match="checksum"):
+        update_journal.decode(bytes(raw), "j")
+    short = update_journal.Journal(7, rs, n, b"a" * 16, b"b" * 16, {3: b"x"})
+    with pytest.raises(SpiralpirError, match="record 3 is 1 bytes, not 48"):
+        update_journal.commit(db, short)
+    assert update_journal.load(db) == journal  # the failed commit left the old one
+
+
+def test_resident_records_are_private(tmp_path: Path, rng: random.Random) -> None:
+    """A live server's records leave the file's copy-on-write mapping for private memory,
+    with the same bytes; writing them does not reach the file."""
+    db = tmp_path / "db.bin"
+    data = rng.randbytes(4096 * 3)
+    db.write_bytes(data)
+    mapped = database.read_records(db, 64)
+    assert isinstance(mapped.data, mmap.mmap)
+    resident = database.resident(mapped)
+    assert not isinstance(resident.data, mmap.mmap) and bytes(resident.data) == data
+    assert (resident.num_records, resident.record_size) == (mapped.num_records, 64)
+    resident.data[0:4] = b"\xff\xff\xff\xff"
+    assert db.read_bytes() == data and bytes(mapped.data) == data
+
+
 def test_records_file_follows_the_journal_when_publishing_fails(
         demo_inst: builder.Instance, tmp_path: Path, rng: random.Random,
         monkeypatch: pytest.MonkeyPatch) -> None:
@@ -273,6 +321,10 @@ def test_deferred_store_checkpoint(demo_inst: builder.Instance, tmp_path: Path,
     journal = update_journal.load(db)
     assert journal is not None and journal.version == 4
     assert len(journal.values) == len(changes.parse("\n".join(texts[2:]), "c", n, rs).values)
+    # the checkpoint thread yields the cores to answers and batches
+    assert updater._thread is not None
+    if sys.platform.startswith("linux"):
+        assert os.getpriority(os.PRIO_PROCESS, updater._thread.native_id or 0) == 19
     # killed here: no last checkpoint; a server that shares the file cannot finish the work
     with pytest.raises(SpiralpirError, match="was interrupted and other servers read it"):
         db_updates.open_files(build, db, database.read_records(db, rs), pre, print,
