@@ -14,7 +14,6 @@ journal stays after the batch is applied: it is how a start knows the version.
 
 from __future__ import annotations
 
-import io
 import itertools
 import os
 import struct
@@ -83,11 +82,6 @@ class Journal:
             check.update(piece)
             fh.write(piece)
         fh.write(_TAIL.pack(check.intdigest(), MAGIC))
-
-    def encode(self) -> bytes:
-        buf = io.BytesIO()
-        self.write(buf)
-        return buf.getvalue()
 
 
 def path_for(db_path: Path) -> Path:

@@ -249,7 +249,6 @@ def test_journal_written_in_pieces(tmp_path: Path, rng: random.Random) -> None:
     update_journal.commit(db, journal)
     assert update_journal.load(db) == journal
     raw = bytearray(update_journal.path_for(db).read_bytes())
-    assert bytes(raw) == journal.encode()
     raw[-40] ^= 1
     with pytest.raises(update_journal.JournalError, match="checksum"):
         update_journal.decode(bytes(raw), "j")
