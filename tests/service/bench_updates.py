@@ -4,12 +4,12 @@ response names) while batches of 1, 1,000 and 100,000 random records land back t
 the same Updater `serve --admin-token-file` runs (in process, without HTTP), with serve's store
 checkpoints (every ``STORE_EVERY`` seconds on the Updater's own thread, and one at the end of
 every update phase on a thread of the same priority, which runs while its answers are still
-counted: a server makes it within that interval).
-Phases alternate: idle queries, then ``--phase-seconds`` of updates of each size, so machine
-noise hits all of them; each round does that once per pace of the re-encoding (``--paces``; 0:
-flat out). Single records come from ``--submitters`` threads at once (as
-concurrent requests reach the admin endpoint's workers: those arriving while a batch lands are
-applied together as one version); larger batches from one.
+counted: a server makes it within that interval). Phases alternate: idle queries, then
+``--phase-seconds`` of updates of each size, so machine noise hits all of them; each round does
+that once per pace of the re-encoding (``--paces``; 0: flat out). Single records come from
+``--submitters`` threads at once (as concurrent requests reach the admin endpoint's workers:
+those arriving while a batch lands are applied together as one version); larger batches from
+one.
 
 Prints per phase: record updates per second (parse, journal, double buffer, records file and
 the checkpoints' share), time until visible (from the batch's arrival: its parse and any wait
