@@ -62,6 +62,16 @@ struct FirstDim {
   static constexpr std::size_t IS = DB::I;  // stored rows (≤ I): the query keeps all I
   static constexpr std::size_t kMaxW = NP >= 2 ? 2 : 1;
 
+  /// Where the kernels find row i of one query slice (a Q's rows(g, zt)): here at base + i·stride,
+  /// 64-byte aligned, in a whole query; a shard reads its rows in place from several shares
+  /// instead (shard_split.hpp). Every row holds RK·W·8 words.
+  struct SliceRows {
+    static constexpr bool aligned = true;
+    const std::uint32_t* base;
+    std::size_t stride;
+    const std::uint32_t* operator()(std::size_t i) const { return base + i * stride; }
+  };
+
   // ---- lazy reduction bounds ----------------------------------------------------------------
   static constexpr std::uint64_t kU64Max = ~std::uint64_t{0};
   static constexpr std::uint64_t fold_const(std::size_t prime) { return (std::uint64_t{1} << 32) % R::primes[prime]; }
@@ -118,6 +128,7 @@ struct FirstDim {
     ~Query() { recycle(std::move(storage_)); }
     bool empty() const { return storage_.data() == nullptr; }
     const std::uint32_t* slice(std::size_t g, std::size_t zt) const { return storage_.data() + offset(g, zt); }
+    SliceRows rows(std::size_t g, std::size_t zt) const { return {slice(g, zt), row_words(g)}; }
     /// all `words` words (a serialized query for a shard, shard.hpp)
     const std::uint32_t* data() const { return storage_.data(); }
     /// a query from `words` words in this layout (copied); throws unless each is below its prime
@@ -246,10 +257,11 @@ struct FirstDim {
   }
 
   // acc (block layout above) += Σ_{i in [i0,i1)} Σ_k q[i][r·n+k][lane][h] · w[i][b][k·n+c][lane][h]
-  static void kernel_portable(std::uint64_t* acc, const std::uint32_t* q, const std::uint32_t* w, std::size_t wd,
+  template <class QR>
+  static void kernel_portable(std::uint64_t* acc, const QR& q, const std::uint32_t* w, std::size_t wd,
                               std::size_t nb, std::size_t i0, std::size_t i1) {
     for (std::size_t i = i0; i < i1; ++i) {
-      const std::uint32_t* qi = q + i * RK * wd * kLanes;
+      const std::uint32_t* qi = q(i);
       for (std::size_t b = 0; b < nb; ++b) {
         const std::uint32_t* wb = w + (i * nb + b) * NN * wd * kLanes;
         for (unsigned r = 0; r <= n; ++r)
@@ -323,15 +335,16 @@ struct FirstDim {
   // GCC 12's intrinsic headers trip -Wmaybe-uninitialized on _mm512_undefined (a known false
   // positive); the masked-zero forms avoid it.
   /// acc (one block of NB folding indices, group width W, in memory) += `count` values of i
-  /// starting at q / w, for the plaintext columns [C0, C1): their accumulators are loaded into
+  /// from i0 (query row q(i0 + k), database words at w + k·step), for the plaintext columns
+  /// [C0, C1): their accumulators are loaded into
   /// registers and stored back, and folded (or, without folding, reduced exactly) before any i
   /// that would take them past kChunk values since the last fold; `since` values were added
   /// before this call. Returns the count after it (the same for every block and column group of
   /// a pass). Only the first column group prefetches: `next` (or null) is where the caller's
   /// stream continues after this piece, and the software prefetch runs on into it; the later
   /// groups find the piece in L1.
-  template <std::size_t W, std::size_t NB, unsigned C0, unsigned C1>
-  __attribute__((target("avx512f"))) static std::size_t kernel_avx512(std::uint64_t* acc, const std::uint32_t* q,
+  template <std::size_t W, std::size_t NB, unsigned C0, unsigned C1, class QR>
+  __attribute__((target("avx512f"))) static std::size_t kernel_avx512(std::uint64_t* acc, const QR& q, std::size_t i0,
                                                                        const std::uint32_t* w, std::size_t count,
                                                                        const std::uint32_t* next, std::size_t since,
                                                                        std::size_t g) {
@@ -394,7 +407,7 @@ struct FirstDim {
                 for (std::size_t h = 0; h < W; ++h) a[b][r][c][h] = _mm512_load_si512(at(b, r, C0 + c, h));
         }
       }
-      const std::uint32_t* qi = q + i * RK * W * kLanes;
+      const std::uint32_t* qi = q(i0 + i);
       const std::uint32_t* wi = w + i * step;
       if constexpr (C0 == 0) {
         if (const char* far = ahead(wi, far_dist, piece_end, next))
@@ -409,7 +422,7 @@ struct FirstDim {
       if constexpr (CG == n) {  // every column: the i's query vectors loaded once for the NB blocks
         __m512i qv[RK][W];
         SPIRALPIR_UNROLL
-        for (std::size_t x = 0; x < RK; ++x) load_slots<W, true>(qi + x * W * kLanes, qv[x]);
+        for (std::size_t x = 0; x < RK; ++x) load_slots<W, QR::aligned>(qi + x * W * kLanes, qv[x]);
         SPIRALPIR_UNROLL
         for (std::size_t b = 0; b < NB; ++b) {
           __m512i v[NN][W];
@@ -436,7 +449,7 @@ struct FirstDim {
             SPIRALPIR_UNROLL
             for (unsigned r = 0; r <= n; ++r) {
               __m512i qv[W];
-              load_slots<W, true>(qi + (r * n + k) * W * kLanes, qv);
+              load_slots<W, QR::aligned>(qi + (r * n + k) * W * kLanes, qv);
               SPIRALPIR_UNROLL
               for (unsigned c = 0; c < CG; ++c)
                 SPIRALPIR_UNROLL
@@ -458,14 +471,14 @@ struct FirstDim {
   }
 
   /// kernel_avx512 for every column group from C0 on, in turn over the same piece
-  template <std::size_t W, std::size_t NB, unsigned C0>
-  __attribute__((target("avx512f"), always_inline)) static inline std::size_t columns_avx512(std::uint64_t* acc, const std::uint32_t* q,
-                                                                        const std::uint32_t* w, std::size_t count,
-                                                                        const std::uint32_t* next, std::size_t since,
-                                                                        std::size_t g) {
+  template <std::size_t W, std::size_t NB, unsigned C0, class QR>
+  __attribute__((target("avx512f"), always_inline)) static inline std::size_t columns_avx512(std::uint64_t* acc, const QR& q,
+                                                                        std::size_t i0, const std::uint32_t* w,
+                                                                        std::size_t count, const std::uint32_t* next,
+                                                                        std::size_t since, std::size_t g) {
     constexpr unsigned C1 = std::min<unsigned>(C0 + column_group(W, NB), n);
-    const std::size_t after = kernel_avx512<W, NB, C0, C1>(acc, q, w, count, next, since, g);
-    if constexpr (C1 < n) columns_avx512<W, NB, C1>(acc, q, w, count, next, since, g);
+    const std::size_t after = kernel_avx512<W, NB, C0, C1>(acc, q, i0, w, count, next, since, g);
+    if constexpr (C1 < n) columns_avx512<W, NB, C1>(acc, q, i0, w, count, next, since, g);
     return after;
   }
 
@@ -475,8 +488,8 @@ struct FirstDim {
   /// block over the whole i range instead re-reads an L2-sized query slice from L2 for every
   /// block, and those misses take the L1 fill buffers the database stream needs: StreamPack's
   /// first dimension at 2^14 × 100 KB streamed 10.8 GB/s that way, 11.4 in passes.)
-  template <std::size_t W>
-  __attribute__((target("avx512f"))) static void task_avx512(std::uint64_t* accs, const std::uint32_t* q, const DB& db,
+  template <std::size_t W, class QR>
+  __attribute__((target("avx512f"))) static void task_avx512(std::uint64_t* accs, const QR& q, const DB& db,
                                                               std::size_t inst, std::size_t g, std::size_t zt,
                                                               std::size_t lo, std::size_t hi) {
     constexpr std::size_t nb = DB::jblock(W), step = nb * NN * W * kLanes, per_block = nb * RK * W * kLanes;
@@ -490,7 +503,7 @@ struct FirstDim {
         const std::uint32_t* next = j0 + nb < J ? db.block_words(inst, g, zt, j0 + nb) + i0 * step
                                     : i0 + count < hi ? db.block_words(inst, g, zt, 0) + (i0 + count) * step
                                                       : nullptr;
-        after = columns_avx512<W, nb, 0>(accs + (j0 / nb) * per_block, q + i0 * RK * W * kLanes,
+        after = columns_avx512<W, nb, 0>(accs + (j0 / nb) * per_block, q, i0,
                                           db.block_words(inst, g, zt, j0) + i0 * step, count, next, since, g);
       }
       since = after;
@@ -605,7 +618,7 @@ struct FirstDim {
       const std::size_t tile_index = instance_major ? task % (NG * ZT) : task / D::instances;
       const std::size_t g = tile_index / ZT, zt = tile_index % ZT;
       const std::size_t wd = DB::width(g), nb = DB::jblock(wd);
-      const std::uint32_t* qz = query.slice(g, zt);
+      const auto qz = query.rows(g, zt);
       const std::size_t per_block = nb * RK * wd * kLanes;  // accumulator words of one block
       thread_local AlignedBuffer<std::uint64_t> acc_buf;     // every block's, J·RK·W·8 words
       if (acc_buf.size() < J * RK * kMaxW * kLanes) acc_buf = AlignedBuffer<std::uint64_t>(J * RK * kMaxW * kLanes);
