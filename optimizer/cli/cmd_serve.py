@@ -289,8 +289,9 @@ def serve_shards(source_dir: Path, build_dir: Path | None, ci: bool, shard_dir: 
     return srv
 
 
-# seconds between store checkpoints of a server taking updates (db_updates.Updater): the
-# journal holds the changes meanwhile, so one pass over the store serves many batches
+# seconds between the looks of a server's checkpoint thread (db_updates.Updater: it checkpoints
+# the store once one is due, CHECKPOINT_*): the journal holds the changes meanwhile, so one pass
+# over the store serves many batches
 STORE_EVERY = 10.0
 
 

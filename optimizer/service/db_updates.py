@@ -10,7 +10,7 @@
      arrived (encode_pace.py);
   4. the records file is patched in place (fsynced; close changes in one write from the
      records in memory, update_journal.write_records);
-  5. at a checkpoint (Updater: after every batch, or every few seconds on a live server) the
+  5. at a checkpoint (Updater: after every batch, or on a live server once due: CHECKPOINT_*) the
      store: the changed plaintexts' words written in place (encoded into the file, or whole
      chunks copied from the answering buffer), those chunks re-hashed, the trailer rewritten
      (store.patch / store.rewrite_chunks; a live server leaves the pages to the kernel's
@@ -48,6 +48,16 @@ from spiralpir.optimizer.service.changes import ChangeBatch
 from spiralpir.optimizer.service.live_db import LiveDb
 
 Log = Callable[[str], None]
+
+# A live server's store checkpoint is due (its thread looks every ``store_every`` seconds) once
+# the changes since the last one fill CHECKPOINT_JOURNAL_BYTES of journal, or the first of them
+# is CHECKPOINT_AGE seconds old. Any change rewrites 256 to all 2,048 1 MiB chunks of a 2 GiB
+# store (every plaintext has words in 256 of them), so a checkpoint every 10 s rewrote the whole
+# store every 10 s for a trickle of changes (a 1,000-record batch per 12 s: ~170 MB/s written
+# for 21 KB/s of changes). The bounds keep what a batch's journal commit rewrites, and what a
+# start replays, to 8 MiB and two minutes of changes.
+CHECKPOINT_JOURNAL_BYTES = 8 << 20
+CHECKPOINT_AGE = 120.0
 
 
 def check_updatable(records: database.Records) -> None:
@@ -200,16 +210,20 @@ class Updater:
     """Applies batches to ``files`` (and to a live server's buffers), one at a time.
 
     The store is brought to the records' version at a *checkpoint*: after every batch when
-    ``store_every`` is 0 (offline), else by ``checkpoint()`` (a live server: every
-    ``store_every`` seconds, on a thread of its own, and at shutdown), so one pass over the
-    store serves all the batches since the last one. Until then the journal holds every change
+    ``store_every`` is 0 (offline), else by ``checkpoint()`` (a live server: on a thread of its
+    own, which looks every ``store_every`` seconds whether one is due — ``due_bytes`` of
+    pending changes' values, or the first of them ``due_age`` seconds old; 0 and 0: at every
+    look — and at shutdown), so one pass over the store serves all the batches since the last
+    one. Until then the journal holds every change
     since the checkpoint, merged, and the store's trailer of that checkpoint. A live server's
     re-encoding is paced to ``pace`` record updates/s while answers run (0: flat out)."""
 
     def __init__(self, files: DbFiles, version: int, live: LiveDb | None = None,
                  threads: int = 1, log: Log | None = None, sync_store: bool = True,
                  store_every: float = 0.0, max_pending: int = 1 << 18,
-                 pace: float = encode_pace.DEFAULT_RATE) -> None:
+                 pace: float = encode_pace.DEFAULT_RATE,
+                 due_bytes: int = CHECKPOINT_JOURNAL_BYTES,
+                 due_age: float = CHECKPOINT_AGE) -> None:
         if pace < 0:
             raise SpiralpirError(f"Updater: pace {pace} record updates/s must be >= 0 (0: no "
                                  "pacing)")
@@ -221,6 +235,8 @@ class Updater:
         self.threads = threads
         self.store_every = store_every
         self.max_pending = max_pending
+        self.due_bytes = due_bytes
+        self.due_age = due_age
         self._log = log or (lambda _m: None)
         self._lock = threading.Lock()
         self._fingerprint = files.fingerprint()
@@ -230,6 +246,7 @@ class Updater:
         self._trailer = (store.trailer_for(files.store_path, files.tie(self._base))
                          if files.store_path is not None else None)
         self._pending: dict[int, bytes] = {}
+        self._pending_since: float | None = None  # when the first pending change was applied
         self._queue: list[_Queued] = []  # batches waiting for the one being applied
         self._turn = threading.Condition()  # guards the queue and ``_leading``
         self._leading = False  # a caller is applying a group (or waiting for a checkpoint)
@@ -301,6 +318,15 @@ class Updater:
         with self._turn:
             return min((q.arrived for q in self._queue), default=None)
 
+    def checkpoint_due(self) -> bool:
+        """Whether a live server's checkpoint thread checkpoints at its next look."""
+        with self._lock:
+            if not self._pending:
+                return self._base != self._fingerprint
+            held = len(self._pending) * self.files.file_record_size
+            return (held >= self.due_bytes or self._pending_since is None
+                    or time.monotonic() - self._pending_since >= self.due_age)
+
     def checkpoint(self) -> bool:
         """Bring the store to the current version now; whether it was patched."""
         with self._lock:
@@ -317,7 +343,8 @@ class Updater:
         yield_cores()
         while not self._stop.wait(self.store_every):
             try:
-                self.checkpoint()
+                if self.checkpoint_due():
+                    self.checkpoint()
             except SpiralpirError as exc:  # the journal still holds the changes
                 self._log(f"store checkpoint failed: {exc}")
 
@@ -363,6 +390,7 @@ class Updater:
         self._trailer = (store.trailer_for(f.store_path, f.tie(self._base))
                          if patched and f.store_path is not None else None)
         self._pending = {}
+        self._pending_since = None
         update_journal.commit(f.db_path, self._journal({}))
         return patched
 
@@ -390,6 +418,8 @@ class Updater:
             update_journal.patch_memory(r.data, before, r.record_size)
             self.version, self._fingerprint = old
             raise
+        if not self._pending:
+            self._pending_since = time.monotonic()
         self._pending = pending
         lap("commit")
         plaintexts = batch.plaintexts(f.items_per_plaintext)

@@ -27,8 +27,7 @@ DEFAULT_RATE = 15_000.0
 
 # 1 MiB store chunks a checkpoint writes (and hashes) per second while answers run: a checkpoint
 # after any change rewrites 256 to all 2,048 chunks of a 2 GiB store (every plaintext has words
-# in 256 of them), streaming memory as answers do; so a whole store is spread over 4 s of the
-# 10 s between a server's checkpoints
+# in 256 of them), streaming memory as answers do; so a whole store is spread over 4 s
 CHECKPOINT_CHUNKS_PER_SECOND = 512.0
 
 # seconds a batch that arrives during a checkpoint waits for the checkpoint's pacing at most (the

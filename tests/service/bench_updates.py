@@ -2,9 +2,9 @@
 continuously (one client thread, every answer checked against the raw bytes of the version its
 response names) while batches of 1, 1,000 and 100,000 random records land back to back through
 the same Updater `serve --admin-token-file` runs (in process, without HTTP), with serve's store
-checkpoints (every ``STORE_EVERY`` seconds on the Updater's own thread, and one at the end of
-every update phase on a thread of the same priority, which runs while its answers are still
-counted: a server makes it within that interval). Phases alternate: idle queries, then
+checkpoints (on the Updater's own thread once due, and one at the end of every update phase
+that leaves one due, on a thread of the same priority, which runs while its answers are still
+counted: a server makes it at its next look). Phases alternate: idle queries, then
 ``--phase-seconds`` of updates of each size, so machine noise hits all of them; each round does
 that once per pace of the re-encoding (``--paces``; 0: flat out). Single records come from
 ``--submitters`` threads at once (as concurrent requests reach the admin endpoint's workers:
@@ -278,11 +278,13 @@ def main() -> None:
                             t.start()
                         for t in threads:
                             t.join()
-                        # what serve's checkpoint thread makes within STORE_EVERY, at its
-                        # priority, its answers counted
-                        last = threading.Thread(target=background_checkpoint, args=(updater,))
-                        last.start()
-                        last.join()
+                        # what serve's checkpoint thread would make at its next look, if one
+                        # is due (db_updates.CHECKPOINT_*), at its priority, answers counted
+                        if updater.checkpoint_due():
+                            last = threading.Thread(target=background_checkpoint,
+                                                    args=(updater,))
+                            last.start()
+                            last.join()
                         bounds[name].append((began, time.perf_counter()))
                         q.phase = "between"
                         time.sleep(1.0)

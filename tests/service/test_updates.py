@@ -12,6 +12,7 @@ import random
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -340,6 +341,55 @@ def test_deferred_store_checkpoint(demo_inst: builder.Instance, tmp_path: Path,
     for i in sorted(changes.parse("\n".join(texts), "c", n, rs).values)[:6]:
         resp, _, _, v = srv.answer_versioned(cid, keys.query(i))
         assert v == 4 and keys.decode(i, resp, rs) == bytes(data[i * rs : (i + 1) * rs])
+
+
+def test_checkpoint_thread_waits_until_one_is_due(demo_inst: builder.Instance, tmp_path: Path,
+                                                  rng: random.Random) -> None:
+    """A live server's checkpoint thread leaves the store alone until the pending changes fill
+    ``due_bytes`` of journal or the first of them is ``due_age`` seconds old; the journal holds
+    them meanwhile, and a checkpoint empties it."""
+    build = Build(demo_inst)
+    rs, n = build.record_size, build.num_records
+    db, pre, data, files, version = _stored(build, tmp_path, rng)
+    updater = db_updates.Updater(files, version, store_every=0.02, due_bytes=3 * rs,
+                                 due_age=3600.0)
+
+    def pending() -> int:
+        journal = update_journal.load(db)
+        assert journal is not None
+        return len(journal.values)
+
+    def emptied_within(seconds: float) -> bool:
+        end = time.monotonic() + seconds
+        while pending() and time.monotonic() < end:
+            time.sleep(0.02)
+        return pending() == 0
+
+    try:
+        for k in (1, 2):
+            updater.apply(changes.parse(f'{{"index": {k}, "value": "v{k}"}}', "c", n, rs))
+        time.sleep(0.3)  # some 15 looks: two records' values are below three
+        assert pending() == 2 and not updater.checkpoint_due()
+        updater.apply(changes.parse('{"index": 3, "value": "v3"}', "c", n, rs))
+        assert emptied_within(20.0)  # three records' values: due
+        updater.due_age = 1.0
+        updater.apply(changes.parse('{"index": 4, "value": "v4"}', "c", n, rs))
+        start = time.monotonic()
+        assert pending() == 1
+        assert emptied_within(20.0) and time.monotonic() - start >= 0.9  # due by age
+    finally:
+        updater.close()
+    notes: list[str] = []
+    _, fitted, reopened = _open(build, db, pre, notes)
+    assert reopened == version + 4
+    srv = PirServer(build, fitted, preprocessed=pre, threads=1, progress=False, version=reopened,
+                    log=notes.append)
+    assert srv.loaded_from_cache, notes  # the checkpoints left a valid store of that version
+    keys = ClientKeys.new(build.lib)
+    cid = srv.setup(keys.public_params())
+    for k in (1, 2, 3, 4):
+        resp, _, _, v = srv.answer_versioned(cid, keys.query(k))
+        assert v == reopened and keys.decode(k, resp, rs).rstrip(b"\0") == f"v{k}".encode()
 
 
 def test_journal_of_a_replaced_file_is_ignored(demo_inst: builder.Instance, tmp_path: Path,

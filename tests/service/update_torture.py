@@ -51,7 +51,8 @@ seed = int(sys.argv[6])
 build = Build(builder.instance_paths(src, root))
 recs = records.read_records(db, build.record_size)
 files, fitted, version = db_updates.open_files(build, db, recs, pre, lambda m: None)
-up = db_updates.Updater(files, version, None, threads=1, store_every=float(sys.argv[7]))
+up = db_updates.Updater(files, version, None, threads=1, store_every=float(sys.argv[7]),
+                        due_bytes=0, due_age=0.0)  # a checkpoint at every look: killed inside many
 print("ready", version, flush=True)
 while True:
     text = batch_text(seed, up.version + 1, fitted.num_records, build.record_size)
