@@ -54,7 +54,10 @@ from spiralpir.optimizer.service.pir_server import PirServer
 
 REPO = Path(__file__).resolve().parents[2]
 SIZES = (1, 1000, 100_000)
-POOL = {1: 50, 1000: 8, 100_000: 3}  # distinct batches per size, applied in turn
+# distinct batches per size, applied in turn; a phase of 1,000-record batches (~60,000 records)
+# meets few repeats, so its pending changes grow as a stream of random records' would and reach
+# the store checkpoint's journal bound (db_updates.CHECKPOINT_JOURNAL_BYTES)
+POOL = {1: 50, 1000: 64, 100_000: 3}
 
 
 def phase_name(pace: float, size: int) -> str:
