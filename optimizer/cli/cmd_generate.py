@@ -79,6 +79,11 @@ from spiralpir.optimizer.service.keyword_server import KEYWORD_FILE
 @click.option("--max-value-size", default=None, metavar="B",
               help="With --keys: the longest value in bytes (with a file: default its longest).")
 @keyword_input_options
+@click.option("--max-shards", type=click.IntRange(min=2), default=None, metavar="2^S",
+              help="Shards the build must split into (`spiralpir shard`); a build serves up to "
+              "2^min(3, nu_2) unless generated for more (a sharded plan, `plan --machines "
+              "--json`, sets it from its split), each split compiling the first dimension once "
+              "more.")
 @click.option("--name", required=True, help="Build name: lowercase C++ identifier, e.g. demo.")
 @click.option("--force", is_flag=True,
               help="Replace an existing generated/NAME of different parameters.")
@@ -108,6 +113,7 @@ def generate(
     base64_values: bool,
     key_column: str,
     value_column: str,
+    max_shards: int | None,
     name: str,
     force: bool,
     out_dir: Path,
@@ -161,6 +167,10 @@ def generate(
         else:
             doc = plan_json(parse_count(records, "--records"),
                             parse_count(record_size, "--record-size"), **options)
+    if max_shards is not None:
+        if max_shards & (max_shards - 1):
+            raise SpiralpirError(f"--max-shards {max_shards}: must be a power of two >= 2")
+        doc = {**doc, "shards": {"shard_bits": max_shards.bit_length() - 1}}
     if not force:
         check_replaces_same(out_dir / name, codegen.normalize_params(doc.get("params", {})))
     target = codegen.generate_from_document(name, doc, out_dir, refresh_security)

@@ -136,8 +136,13 @@ def plan(records: str | None, record_size: str | None, keys: str | None,
                           machine_of(memory_per_machine, cores_per_machine, network_gbps),
                           calibration_of(measured, opts["profile"]),
                           **{k: v for k, v in opts.items() if k not in ("top", "explain")})
-        click.echo(json.dumps(sp.to_json(), sort_keys=True, indent=2) if as_json
-                   else render_shard_plan(sp))
+        if as_json:
+            click.echo(json.dumps(sp.to_json(), sort_keys=True, indent=2))
+        else:
+            click.echo(render_shard_plan(sp))
+            click.echo("to build it: this command with --json > plan.json, then `spiralpir "
+                       "generate --params plan.json --name NAME` (the build splits into up to "
+                       f"{max(sp.best.shards, 8)} shards)")
         return
     if batch is not None:
         bp = plan_batch(parse_count(records, "--records"),

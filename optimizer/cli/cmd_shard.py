@@ -17,7 +17,8 @@ from spiralpir.optimizer.service.builds import open_build
 @click.option("--db", "db_path", required=True, type=click.Path(path_type=Path),
               help="Records: binary file, directory, or .jsonl file.")
 @click.option("--shards", type=int, required=True,
-              help="Number of shards, a power of two 2^S (S <= min(3, nu_2)).")
+              help="Number of shards, a power of two 2^S (S <= min(3, nu_2), or up to the "
+              "build's `generate --max-shards`).")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Directory for the shards' files and their manifest.json.")
 @click.option("--record-size", type=int, default=None,
@@ -31,7 +32,7 @@ def shard(source_dir: Path, db_path: Path, shards: int, out_dir: Path, record_si
           fmt: str | None, threads: int, ci: bool, build_dir: Path | None) -> None:
     """Write DB's 2^S shards (each a stored, checksummed database) and a manifest to OUT."""
     build = open_build(source_dir, build_dir, ci=ci)
-    shard_set.shard_bits(shards, int(build.lib.fn("shard_max_bits")()))  # before reading DB
+    shard_set.build_shard_bits(build, shards)  # before reading DB
     records = database.read_records(db_path, build.record_size, record_size, fmt)
     manifest = shard_set.write_shards(build, records, shards, out_dir, threads,
                                       log=lambda m: click.echo(m, err=True))

@@ -1,8 +1,10 @@
 """Plan documents: the JSON a plan writes and a generated build keeps as params.json.
 
-A document is {"params": literal, "estimate": {...}, "security": {...}}; the literal is
-validated by `Parameters` (unknown keys are errors, every failure names the field) and
-written canonically (sorted keys), so regeneration is a pure function of the document.
+A document is {"params": literal, "estimate": {...}, "security": {...}}, and for a build that
+splits into more shards than the runtime's default, {"shards": {"shard_bits": S}} (a sharded plan's
+chosen split, or `generate --max-shards 2^S`); the literal is validated by `Parameters`
+(unknown keys are errors, every failure names the field) and written canonically (sorted keys),
+so regeneration is a pure function of the document.
 """
 
 from __future__ import annotations
@@ -46,10 +48,42 @@ def struct_fields(lit: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+# a build answers splits into 2^1 .. 2^S shards for S up to the larger of DEFAULT_SHARD_BITS
+# and its document's shards.shard_bits, within nu_2 (runtime shard.hpp: kDefaultShardBits,
+# kShardBitsCeiling; each S compiles the first-dimension kernel once more)
+DEFAULT_SHARD_BITS = 3
+MAX_SHARD_BITS = 10
+
+
+def shard_bits_of(doc: Mapping[str, Any], nu_2: int) -> int | None:
+    """The document's shards.shard_bits (a sharded plan's split; None: none given), checked against
+    the runtime's ceiling and the parameters' nu_2."""
+    section = doc.get("shards")
+    if section is None:
+        return None
+    if not isinstance(section, Mapping):
+        raise SpiralpirError("plan document's 'shards' must be an object")
+    bits = section.get("shard_bits")
+    if isinstance(bits, bool) or not isinstance(bits, int) or not 0 <= bits <= MAX_SHARD_BITS:
+        raise SpiralpirError(f"plan document's shards.shard_bits: expected an integer S in "
+                             f"[0, {MAX_SHARD_BITS}] (2^S shards), got {bits!r}")
+    if bits > nu_2:
+        raise SpiralpirError(f"plan document's shards.shard_bits: 2^{bits} shards exceed the "
+                             f"2^nu_2 = {1 << nu_2} folding columns the parameters split along")
+    return bits
+
+
+def max_shard_bits(doc: Mapping[str, Any], nu_2: int) -> int | None:
+    """The params struct's max_shard_bits: the document's split where it exceeds the default
+    (None: the runtime's default, so builds without a wide split render as before)."""
+    bits = shard_bits_of(doc, nu_2)
+    return bits if bits is not None and bits > DEFAULT_SHARD_BITS else None
+
+
 def parse_plan_document(doc: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Split a plan JSON document (or a checked-in params.json) into (params, estimate)."""
     # batch, keyword: the cli writes NAME/batch.json, NAME/keyword.json
-    allowed = {"params", "estimate", "security", "batch", "keyword"}
+    allowed = {"params", "estimate", "security", "batch", "keyword", "shards"}
     unknown = sorted(set(doc) - allowed)
     if unknown:
         raise SpiralpirError(f"unknown top-level key(s) in plan document: {', '.join(unknown)}")

@@ -25,8 +25,10 @@ import jinja2
 from spiralpir.optimizer.codegen.derive import derive
 from spiralpir.optimizer.codegen.document import (
     canonical_json,
+    max_shard_bits,
     normalize_params,
     parse_plan_document,
+    shard_bits_of,
     struct_fields,
 )
 from spiralpir.optimizer.errors import SpiralpirError
@@ -72,7 +74,8 @@ def _cpp_u128(x: int) -> str:
     return f"((static_cast<unsigned __int128>({hi}ULL) << 64) | {lo}ULL)"
 
 
-def _context(name: str, lit: dict[str, Any], doc_json: str) -> dict[str, Any]:
+def _context(name: str, lit: dict[str, Any], doc: Mapping[str, Any],
+             doc_json: str) -> dict[str, Any]:
     params = struct_fields(lit)
     der = derive(params)
     inputs_hash = hashlib.sha256(
@@ -90,6 +93,7 @@ def _context(name: str, lit: dict[str, Any], doc_json: str) -> dict[str, Any]:
         "inputs_hash": inputs_hash,
         "command": reproduce_command(name),
         "max_u64": (1 << 64) - 1,
+        "max_shard_bits": max_shard_bits(doc, int(lit["nu_2"])),
     }
 
 
@@ -113,7 +117,7 @@ def render(name: str, doc: Mapping[str, Any]) -> dict[str, str]:
         )
     params, _ = parse_plan_document(doc)
     doc_json = canonical_json(doc)
-    ctx = _context(name, params, doc_json)
+    ctx = _context(name, params, doc, doc_json)
     env = _environment()
     files = {"params.json": doc_json}
     for out_name, tpl in TEMPLATE_FILES.items():
@@ -141,12 +145,18 @@ def generate(
     estimate: Mapping[str, Any],
     out_dir: Path = DEFAULT_OUT,
     security: Mapping[str, Any] | None = None,
+    shard_bits: int | None = None,
 ) -> Path:
-    """Write ``out_dir/name/``; returns that directory. Files no longer generated are removed."""
+    """Write ``out_dir/name/``; returns that directory. Files no longer generated are removed.
+    shard_bits: the split the build must serve (2^S shards), kept in params.json as
+    shards.shard_bits."""
     params = normalize_params(params)
     if security is None:
         security = security_report(params)
-    doc = {"params": params, "estimate": dict(estimate), "security": dict(security)}
+    doc: dict[str, Any] = {"params": params, "estimate": dict(estimate),
+                           "security": dict(security)}
+    if shard_bits is not None:
+        doc["shards"] = {"shard_bits": shard_bits}
     doc = json.loads(canonical_json(doc))
     files = render(name, doc)
     target = Path(out_dir) / name
@@ -167,4 +177,5 @@ def generate_from_document(name: str, doc: Mapping[str, Any], out_dir: Path = DE
     security = doc.get("security")
     if refresh_security or not isinstance(security, dict) or not security:
         security = None
-    return generate(name, params, estimate, out_dir, security=security)
+    return generate(name, params, estimate, out_dir, security=security,
+                    shard_bits=shard_bits_of(doc, int(params["nu_2"])))

@@ -37,15 +37,25 @@ def shard_file(index: int, shards: int) -> str:
     return f"shard-{index}-of-{shards}.spiralpir-db"
 
 
-def shard_bits(shards: int, max_bits: int) -> int:
-    """S for 2^S shards, within what the build splits (1 <= S <= max_bits)."""
+def shard_bits(shards: int, max_bits: int, nu_2: int) -> int:
+    """S for 2^S shards, within what the build splits (1 <= S <= max_bits <= nu_2)."""
     if shards < 2 or shards & (shards - 1):
         raise SpiralpirError(f"--shards {shards}: must be a power of two >= 2")
     bits = shards.bit_length() - 1
+    if bits > nu_2:
+        raise SpiralpirError(f"--shards {shards}: the parameters split into at most 2^nu_2 = "
+                             f"{1 << nu_2} shards (one folding column each)")
     if bits > max_bits:
         raise SpiralpirError(f"--shards {shards}: this build splits into at most "
-                             f"{1 << max_bits} shards (2^S with S <= min(3, nu_2) = {max_bits})")
+                             f"{1 << max_bits} shards; generate it with --max-shards {shards} "
+                             "(a build serves 2^min(3, nu_2) unless generated for more)")
     return bits
+
+
+def build_shard_bits(build: Build, shards: int) -> int:
+    """S for 2^S shards of ``build``, or an error naming the limit."""
+    return shard_bits(shards, int(build.lib.fn("shard_max_bits")()),
+                      int(build.lib.params["nu_2"]))
 
 
 @dataclass(frozen=True)
@@ -104,7 +114,7 @@ def write_shards(build: Build, records: database.Records, shards: int, out_dir: 
     """Split ``records`` into ``shards`` stored shards under ``out_dir`` and write the manifest
     last (a set without a manifest is incomplete)."""
     say = log or (lambda m: print(m, file=sys.stderr, flush=True))
-    bits = shard_bits(shards, int(build.lib.fn("shard_max_bits")()))
+    bits = build_shard_bits(build, shards)
     records = database.fit_to_build(records, build.num_records, build.record_size, build.label)
     out_dir = Path(out_dir)
     try:

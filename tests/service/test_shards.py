@@ -125,8 +125,42 @@ def test_damaged_swapped_or_foreign_shards_are_refused(build: Build, four: Path,
         shards.read_manifest(d)
 
 
+def test_a_build_generated_for_sixteen_shards_splits_into_sixteen(
+        build: Build, sample: Path, whole: ServerDb, tmp_path: Path, rng: random.Random) -> None:
+    """`generate --max-shards 16` on the demo's parameters: the build compiles the split into
+    2^4 shards (the default stops at 2^3), whose partial answers combine, byte for byte, into
+    the one-process response of the demo build (same parameters, same params hash)."""
+    proc = subprocess.run([*CLI, "generate", "--params", str(DEMO / "params.json"),
+                           "--max-shards", "16", "--name", "demo_sixteen", "--out",
+                           str(tmp_path / "gen")], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    source = tmp_path / "gen" / "demo_sixteen"
+    assert json.loads((source / "params.json").read_text())["shards"] == {"shard_bits": 4}
+    wide = Build(builder.build(source, show_progress=False, targets=["library"]))
+    assert int(wide.lib.fn("shard_max_bits")()) == 4
+    assert int(build.lib.fn("shard_max_bits")()) == 3
+    recs = database.read_records(sample, wide.record_size)
+    manifest = shards.write_shards(wide, recs, 16, tmp_path / "set", threads=2, progress=False,
+                                   log=lambda _m: None)
+    assert manifest.bits == 4 and len(manifest.entries) == 16
+    dbs = [shards.open_shard(wide, manifest, s, 1) for s in range(16)]
+    keys = ClientKeys.new(build.lib, rng.randbytes(32))
+    pp = PublicParams(build.lib, keys.public_params())  # the demo's: the same parameters
+    wide_pp = PublicParams(wide.lib, keys.public_params())
+    for index in [rng.randrange(sampledb.SAMPLE_RECORDS) for _ in range(2)]:
+        query = keys.query(index)
+        want, _ = whole.answer(pp, query)
+        carrier = rng.randrange(16)
+        parts = [db.answer(wide_pp, query, db.index == carrier)[0] for db in dbs]
+        rng.shuffle(parts)
+        got = combine_shards(wide_pp, parts)
+        assert got == want, f"record {index}: 16-shard response differs from one process"
+        assert keys.decode(index, got, build.record_size) == sampledb.sample_record(index)
+
+
 def test_shard_counts_outside_the_build_are_one_line_errors(sample: Path, tmp_path: Path) -> None:
-    for count, why in ((3, "must be a power of two"), (16, "at most 8 shards")):
+    for count, why in ((3, "must be a power of two"), (16, "at most 8 shards; generate it "
+                        "with --max-shards 16"), (128, "at most 2^nu_2 = 64 shards")):
         proc = subprocess.run([*CLI, "shard", "--build", str(DEMO), "--db", str(sample),
                                "--shards", str(count), "--out", str(tmp_path / "x")],
                               capture_output=True, text=True, timeout=600)

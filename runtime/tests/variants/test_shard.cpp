@@ -1,7 +1,7 @@
 // The sharded server (shard.hpp): for random databases and random queries, the coordinator's
 // response from the 2^S shards' partial answers is byte-identical to the one-process server's,
 // at S = 1 and 2 for every variant (S = 1 for a multi-instance set with nu_2 = 1, S = 3 for a
-// ternary-secret set), and decodes to the record; a shard saved and mapped answers the same; the
+// ternary-secret set, S = 4 and 5 for a set generated to split further), and decodes to the record; a shard saved and mapped answers the same; the
 // coordinator refuses incomplete or inconsistent sets of partial answers. The same with the query's
 // preparation split between the shards (shard_split.hpp): each prepares its share and answers
 // from every shard's, and the response is the same bytes.
@@ -124,12 +124,12 @@ void check_sharded(ShardFixture<P>& f, unsigned S, int trials) {
   }
 }
 
-/// every split S in [from, min(kMaxShardBits, nu_2)] (each shard expands the query: 2^S
-/// expansions per query, which the sanitizer build feels)
+/// every split S in [from, max_shard_bits] (each shard expands the query: 2^S expansions per
+/// query, which the sanitizer build feels)
 template <class P>
 void check_all_splits(unsigned from = 1, int trials = 2) {
   ShardFixture<P> f(test_rng_here("records"));
-  for (unsigned S = from; S <= std::min(kMaxShardBits, VariantOf<P>::Comp::nu_2); ++S) check_sharded<P>(f, S, trials);
+  for (unsigned S = from; S <= max_shard_bits<typename VariantOf<P>::Comp>(); ++S) check_sharded<P>(f, S, trials);
 }
 
 }  // namespace
@@ -140,6 +140,31 @@ TEST(Shard, StreamByteIdentical) { check_all_splits<insecure_stream_2e20x256b_ci
 TEST(Shard, PackByteIdentical) { check_all_splits<insecure_pack_2e20x256b_ci>(); }
 TEST(Shard, StreamPackByteIdentical) { check_all_splits<insecure_streampack_2e20x256b_ci>(); }
 TEST(Shard, TernaryEightShardsByteIdentical) { check_all_splits<insecure_ternary_n1_ci>(3, 1); }
+
+/// nu 5/5: one folding column per shard at S = 5, one first-dimension row per share
+struct split_five_ci : insecure_ternary_n1_ci {
+  static constexpr unsigned nu_1 = 5, nu_2 = 5;
+  static constexpr std::uint64_t num_records = 600;
+};
+/// the same parameters generated with `--max-shards 32`
+struct split_five_generated_ci : split_five_ci {
+  static constexpr unsigned max_shard_bits = 5;
+};
+static_assert(max_shard_bits<split_five_ci>() == kDefaultShardBits);
+static_assert(max_shard_bits<split_five_generated_ci>() == 5);
+static_assert(max_shard_bits<insecure_ternary_n1_ci>() == 3);
+
+TEST(Shard, GeneratedSplitsBeyondTheDefaultByteIdentical) {
+  check_all_splits<split_five_generated_ci>(kDefaultShardBits + 1, 1);
+}
+
+TEST(Shard, SplitsBeyondTheBuildsAreRefused) {
+  EXPECT_THROW(make_shard_server<split_five_ci>(kDefaultShardBits + 1, 0, 1), ArgumentError);
+  EXPECT_THROW(make_shard_server<split_five_generated_ci>(6, 0, 1), ArgumentError);  // above nu_2
+  EXPECT_THROW(make_shard_server<split_five_generated_ci>(0, 0, 1), ArgumentError);
+  EXPECT_NO_THROW(make_shard_server<split_five_generated_ci>(5, 31, 1));
+  EXPECT_THROW(make_shard_server<split_five_generated_ci>(5, 32, 1), ArgumentError);  // no shard 32 of 32
+}
 
 /// 711 records of 256 B fill 6 of the 16 first-dimension rows: every shard stores and sums those
 /// rows only, and a split preparation leaves the others' selectors unexpanded

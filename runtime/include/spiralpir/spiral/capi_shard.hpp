@@ -44,7 +44,7 @@
 #define SPIRALPIR_DEFINE_SHARD_C_API(PREFIX, PARAMS)                                                        \
   extern "C" {                                                                                              \
   __attribute__((visibility("default"))) uint32_t SPIRALPIR_CAPI_CAT(PREFIX, _shard_max_bits)(void) {      \
-    return std::min(::spiralpir::kMaxShardBits, ::spiralpir::VariantOf<PARAMS>::Comp::nu_2);                \
+    return ::spiralpir::max_shard_bits<typename ::spiralpir::VariantOf<PARAMS>::Comp>();                   \
   }                                                                                                         \
   __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _shard_new)(                       \
       uint32_t bits, uint32_t index, uint32_t threads, void** shard) {                                      \

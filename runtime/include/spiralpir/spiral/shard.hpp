@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "spiralpir/spiral/server.hpp"
@@ -36,8 +37,24 @@
 
 namespace spiralpir {
 
-/// the largest S a build answers (each S instantiates the first-dimension kernel once more)
-inline constexpr unsigned kMaxShardBits = 3;
+/// the largest S any build can be generated for (2^10 shards)
+inline constexpr unsigned kShardBitsCeiling = 10;
+/// the largest S a build answers unless its parameters set max_shard_bits (each S instantiates
+/// the first-dimension kernel once more, so a build compiles only the splits it may serve)
+inline constexpr unsigned kDefaultShardBits = 3;
+
+/// the largest S a build of C answers: C::max_shard_bits where given (`spiralpir generate
+/// --max-shards`), else kDefaultShardBits; never above nu_2
+template <class C>
+constexpr unsigned max_shard_bits() {
+  unsigned bits = kDefaultShardBits;
+  if constexpr (requires { C::max_shard_bits; }) {
+    static_assert(C::max_shard_bits >= 1 && C::max_shard_bits <= kShardBitsCeiling,
+                  "max_shard_bits must be in [1, kShardBitsCeiling]");
+    bits = C::max_shard_bits;
+  }
+  return std::min(bits, C::nu_2);
+}
 
 /// A shard's computation type: C over 2^(nu_2 − S) folding indices. Its own params hash (its
 /// canonical string has the shard's nu_2), so a shard's file is never taken for a whole database.
@@ -113,7 +130,7 @@ struct ShardWire {
     p.bits = r[0];
     const bool with_gsw = r[1] != 0;
     p.index = static_cast<unsigned>(detail::get_le(r + 4, 4));
-    if (p.bits < 1 || p.bits > std::min(kMaxShardBits, C::nu_2) || r[1] > 1 || r[2] != 0 || r[3] != 0 ||
+    if (p.bits < 1 || p.bits > max_shard_bits<C>() || r[1] > 1 || r[2] != 0 || r[3] != 0 ||
         p.index >= (1u << p.bits))
       throw FormatError("shard partial answer: S = " + std::to_string(p.bits) + ", shard " + std::to_string(p.index) +
                         " out of range");
@@ -163,7 +180,7 @@ struct ShardWire {
   }
 };
 
-/// One shard's server, over any S ≤ kMaxShardBits (make_shard_server picks the type).
+/// One shard's server, over any S ≤ max_shard_bits<C>() (make_shard_server picks the type).
 template <SpiralParams P>
 class ShardServerBase {
  public:
@@ -311,22 +328,22 @@ class ShardServer final : public ShardServerBase<P> {
   DB db_;
 };
 
-/// the shard server of shard `index` of 2^S (1 ≤ S ≤ min(kMaxShardBits, nu_2))
+/// the shard server of shard `index` of 2^S (1 ≤ S ≤ max_shard_bits<C>())
 template <SpiralParams P>
 std::unique_ptr<ShardServerBase<P>> make_shard_server(unsigned S, unsigned index, unsigned threads) {
   using C = typename VariantOf<P>::Comp;
+  constexpr unsigned top = max_shard_bits<C>();
   std::unique_ptr<ShardServerBase<P>> out;
-  auto pick = [&]<unsigned B>() {
-    if constexpr (B <= C::nu_2)
-      if (S == B) out = std::make_unique<ShardServer<P, B>>(index, threads);
-  };
-  pick.template operator()<1>();
-  pick.template operator()<2>();
-  pick.template operator()<3>();
-  static_assert(kMaxShardBits == 3, "make_shard_server picks S in 1..3");
+  [&]<unsigned... B>(std::integer_sequence<unsigned, B...>) {
+    auto pick = [&]<unsigned Bits>() {
+      if constexpr (Bits <= top)
+        if (S == Bits) out = std::make_unique<ShardServer<P, Bits>>(index, threads);
+    };
+    (pick.template operator()<B + 1>(), ...);
+  }(std::make_integer_sequence<unsigned, kShardBitsCeiling>{});
   if (!out)
-    throw ArgumentError("shards: S = " + std::to_string(S) + " not in [1, " +
-                        std::to_string(std::min(kMaxShardBits, C::nu_2)) + "] (nu_2 = " + std::to_string(C::nu_2) + ")");
+    throw ArgumentError("shards: S = " + std::to_string(S) + " not in [1, " + std::to_string(top) + "] (nu_2 = " +
+                        std::to_string(C::nu_2) + (top < C::nu_2 ? "; generate the build with --max-shards" : "") + ")");
   return out;
 }
 
