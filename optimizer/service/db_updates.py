@@ -13,10 +13,12 @@
   5. at a checkpoint (Updater: after every batch, or on a live server once due: CHECKPOINT_*) the
      store: the changed plaintexts' words written in place (encoded into the file, or whole
      chunks copied from the answering buffer), those chunks re-hashed, the trailer rewritten
-     (store.patch / store.rewrite_chunks; a live server leaves the pages to the kernel's
-     write-back, ``sync_store``, and spreads the writes while answers run, but not for long
-     while a batch waits: encode_pace.CHECKPOINT_*). Until then the journal holds every change
-     since the last.
+     (store.patch / store.ChunkRewriter). Until then the journal holds every change since the
+     last. A live server's checkpoint leaves the pages to the kernel's write-back
+     (``sync_store``), spreads its writes while answers run (encode_pace.CHECKPOINT_*), and
+     lets batches land between its slices of chunks, so it never delays a version's
+     visibility; each chunk is then written at the version current when its slice ran, and
+     the changes that landed meanwhile stay pending (``_checkpoint_live``).
 Batches that arrive while one is applied wait, and are then applied together as one version
 (later changes of an index win), so that many small batches from concurrent callers do not each
 pay a publish: every answer still reads one version, and each caller returns once its changes
@@ -38,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import xxhash
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.params import sizes
 from spiralpir.optimizer.params.parameters import Parameters
@@ -58,6 +61,15 @@ Log = Callable[[str], None]
 # start replays, to 8 MiB and two minutes of changes.
 CHECKPOINT_JOURNAL_BYTES = 8 << 20
 CHECKPOINT_AGE = 120.0
+
+
+def mixed_base(fingerprint: bytes, version: int) -> bytes:
+    """What a live checkpoint ties the store to when batches landed while it wrote: the store
+    holds version ``version`` (records ``fingerprint``) except at the plaintexts of those
+    batches' changes, which may hold any later version. A token no records fingerprint equals,
+    so no start takes that store as current: recovery patches the pending changes first, even
+    when later batches restored the records of ``version``."""
+    return xxhash.xxh3_128_digest(f"spiralpir-mixed-store\n{version}\n".encode() + fingerprint)
 
 
 def check_updatable(records: database.Records) -> None:
@@ -247,6 +259,11 @@ class Updater:
                          if files.store_path is not None else None)
         self._pending: dict[int, bytes] = {}
         self._pending_since: float | None = None  # when the first pending change was applied
+        # a live checkpoint writing: the indices changed since it took its version, and when
+        # the first of them was (None: no checkpoint writing)
+        self._since: set[int] | None = None
+        self._since_first: float | None = None
+        self._checkpointing = threading.Lock()  # one live checkpoint at a time
         self._queue: list[_Queued] = []  # batches waiting for the one being applied
         self._turn = threading.Condition()  # guards the queue and ``_leading``
         self._leading = False  # a caller is applying a group (or waiting for a checkpoint)
@@ -272,14 +289,17 @@ class Updater:
             self._leading = self._leading or lead
         if lead:
             try:
-                with self._lock:  # after a running checkpoint
+                with self._lock:  # between a live checkpoint's slices, or after an offline one
                     with self._turn:
                         group, self._queue = self._queue, []
                     self._apply_group(group)
+                    full = self.live is not None and len(self._pending) >= self.max_pending
             finally:
                 with self._turn:
                     self._leading = False
                     self._turn.notify_all()
+            if full:  # the journal's bound: checkpoint now (it takes the lock slice by slice)
+                self.checkpoint()
         if mine.error is not None:
             raise mine.error
         assert mine.report is not None
@@ -296,7 +316,8 @@ class Updater:
                     values.update(q.batch.values)
                 merged = ChangeBatch(changes.ascending(values), merged.record_size)
             report = self._apply(merged, min(q.arrived for q in group))
-            if not self.store_every or len(self._pending) >= self.max_pending:
+            if not self.store_every or (self.live is None
+                                        and len(self._pending) >= self.max_pending):
                 start = time.perf_counter()
                 report.store_patched = self._checkpoint()
                 report.seconds["store"] = time.perf_counter() - start
@@ -313,11 +334,6 @@ class Updater:
             raise SpiralpirError(f"changes of {batch.record_size}-byte values for a file of "
                                  f"{self.files.file_record_size}-byte records")
 
-    def _waiting_since(self) -> float | None:
-        """When the batch waiting longest arrived (None: none waits)."""
-        with self._turn:
-            return min((q.arrived for q in self._queue), default=None)
-
     def checkpoint_due(self) -> bool:
         """Whether a live server's checkpoint thread checkpoints at its next look."""
         with self._lock:
@@ -328,7 +344,12 @@ class Updater:
                     or time.monotonic() - self._pending_since >= self.due_age)
 
     def checkpoint(self) -> bool:
-        """Bring the store to the current version now; whether it was patched."""
+        """Bring the store to the current version now (a live server: to the version current
+        when it began, and later changes as far as they landed meanwhile); whether it was
+        patched."""
+        if self.live is not None:
+            with self._checkpointing:
+                return self._checkpoint_live(self.live)
         with self._lock:
             return self._checkpoint()
 
@@ -355,44 +376,74 @@ class Updater:
                                       self._trailer or b"")
 
     def _checkpoint(self) -> bool:
+        """The store brought to this version by encoding the changed plaintexts into it (the
+        caller holds the lock)."""
         if not self._pending and self._base == self._fingerprint:
             return False
         f = self.files
         patched = False
         if self._trailer is not None and f.store_path is not None:
             plaintexts = changes.plaintexts_of(self._pending, f.items_per_plaintext)
-            if self.live is not None:  # the answering buffer holds this version's image
-                live = self.live
-                chunks = binding.touched_chunks(f.build.lib, plaintexts, store.CHUNK_BYTES)
-                pacer = encode_pace.Pacer(len(chunks), time.perf_counter() + len(chunks)
-                                          / encode_pace.CHECKPOINT_CHUNKS_PER_SECOND)
-
-                def paced(done: int) -> None:
-                    waiting = self._waiting_since()
-                    if waiting is not None:  # a batch waits: finish soon after it arrived
-                        pacer.finish_by(waiting + encode_pace.CHECKPOINT_MAX_DELAY)
-                    # answers besides this checkpoint's own hold on the buffer
-                    pacer.after(done, live.answering(besides=1))
-
-                with live.reading() as (db, version):
-                    assert version == self.version
-                    store.rewrite_chunks(f.store_path, f.tie(self._base), self._trailer,
-                                         f.tie(self._fingerprint), chunks, db.words_view(),
-                                         self.sync_store, paced)
-            else:
-                f.patch_store(self._base, self._trailer, self._fingerprint, plaintexts,
-                              self.threads, self.sync_store)
+            f.patch_store(self._base, self._trailer, self._fingerprint, plaintexts,
+                          self.threads, self.sync_store)
             patched = True
         elif f.store_path is not None:
             self._log(f"{f.store_path} was not a valid store of the records: not patched "
                       "(the next start rebuilds it)")
-        self._base = self._fingerprint
-        self._trailer = (store.trailer_for(f.store_path, f.tie(self._base))
-                         if patched and f.store_path is not None else None)
-        self._pending = {}
-        self._pending_since = None
-        update_journal.commit(f.db_path, self._journal({}))
+        self._checkpointed(self._fingerprint, {}, None, patched)
         return patched
+
+    def _checkpoint_live(self, live: LiveDb) -> bool:
+        """The store brought to this version from the answering buffer, whose chunks it holds
+        (the caller holds ``_checkpointing``, not the lock). It takes the lock one slice of
+        chunks at a time, so batches land between slices: a chunk is written at the version
+        current then, the checkpoint ties the store to mixed_base() and the changes since it
+        began stay pending (their plaintexts may be of any version in the store; recovery and
+        the next checkpoint rewrite them). A kill at any point leaves the journal of the last
+        commit, whose changes cover every chunk written (recover())."""
+        f = self.files
+        with self._lock:
+            if not self._pending and self._base == self._fingerprint:
+                return False
+            if self._trailer is None or f.store_path is None:
+                return self._checkpoint()
+            version, fingerprint = self.version, self._fingerprint
+            plaintexts = changes.plaintexts_of(self._pending, f.items_per_plaintext)
+            chunks = binding.touched_chunks(f.build.lib, plaintexts, store.CHUNK_BYTES)
+            writer = store.ChunkRewriter(f.store_path, f.tie(self._base), self._trailer)
+            self._since, self._since_first = set(), None
+        try:
+            pacer = encode_pace.Pacer(len(chunks), time.perf_counter() + len(chunks)
+                                      / encode_pace.CHECKPOINT_CHUNKS_PER_SECOND)
+            done = 0
+            for piece in encode_pace.chunks(chunks, encode_pace.CHECKPOINT_SLICE_CHUNKS):
+                with self._lock, live.reading() as (db, _):
+                    writer.write(piece, db.words_view())
+                done += len(piece)
+                pacer.after(done, live.answering())
+            with self._lock:
+                since = self._since
+                base = mixed_base(fingerprint, version) if since else fingerprint
+                writer.finish(f.tie(base), self.sync_store)
+                self._checkpointed(base, {i: self._pending[i] for i in since},
+                                   self._since_first, True)
+        finally:
+            writer.close()
+            with self._lock:
+                self._since = None
+        return True
+
+    def _checkpointed(self, base: bytes, pending: dict[int, bytes], since: float | None,
+                      patched: bool) -> None:
+        """The store holds ``base`` but for ``pending`` (whose first change was at ``since``):
+        the journal says so (the caller holds the lock)."""
+        f = self.files
+        self._base = base
+        self._trailer = (store.trailer_for(f.store_path, f.tie(base))
+                         if patched and f.store_path is not None else None)
+        self._pending = pending
+        self._pending_since = since if pending else None
+        update_journal.commit(f.db_path, self._journal(changes.ascending(pending)))
 
     def _apply(self, batch: ChangeBatch, arrived: float) -> UpdateReport:
         f = self.files
@@ -421,6 +472,10 @@ class Updater:
         if not self._pending:
             self._pending_since = time.monotonic()
         self._pending = pending
+        if self._since is not None:  # a live checkpoint is writing: these stay pending after it
+            self._since.update(batch.values)
+            if self._since_first is None:
+                self._since_first = time.monotonic()
         lap("commit")
         plaintexts = batch.plaintexts(f.items_per_plaintext)
         try:

@@ -30,10 +30,10 @@ DEFAULT_RATE = 15_000.0
 # in 256 of them), streaming memory as answers do; so a whole store is spread over 4 s
 CHECKPOINT_CHUNKS_PER_SECOND = 512.0
 
-# seconds a batch that arrives during a checkpoint waits for the checkpoint's pacing at most (the
-# rest of the checkpoint then runs flat out): well inside the 1 s a 1,000-record batch has to
-# become visible
-CHECKPOINT_MAX_DELAY = 0.5
+# chunks a live checkpoint writes per hold of the updater's lock: a batch that arrives meanwhile
+# waits for one slice at most (16 MiB written and hashed: ~10-20 ms flat out), not for the
+# checkpoint
+CHECKPOINT_SLICE_CHUNKS = 16
 
 
 class Pacer:
@@ -50,10 +50,6 @@ class Pacer:
         self._start = clock()
         self.budget = max(0.0, until - self._start)
         self.slept = 0.0
-
-    def finish_by(self, until: float) -> None:
-        """Bring the end of the schedule forward to ``until`` if that is earlier."""
-        self.budget = max(0.0, min(self.budget, until - self._start))
 
     def after(self, done: int, busy: bool) -> None:
         """``done`` units are finished; while ``busy`` (answers running), wait until the

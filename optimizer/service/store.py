@@ -293,34 +293,53 @@ def patch(path: Path, base: Tie, base_trailer: bytes, tie: Tie,
         raise SpiralpirError(f"cannot patch {what}: {exc.strerror or exc}") from None
 
 
-def rewrite_chunks(path: Path, base: Tie, base_trailer: bytes, tie: Tie, chunks: list[int],
-                   words: memoryview, sync: bool = True,
-                   after: Callable[[int], None] | None = None) -> None:
-    """patch() from an image of the new object held in memory: ``words`` are its bytes after
-    the 32-byte header (the runtime's database words); each chunk in ``chunks`` is written
-    whole (no page of the file is read first) and hashed from memory. ``after(done)`` runs
-    after each chunk written (``done`` of them so far): pacing."""
-    sums = _base_sums(path, base, base_trailer)
-    head = _OBJECT_HEADER.size
-    if len(words) != tie.object_bytes - head:
-        raise SpiralpirError(f"preprocessed database {path}: {len(words)} bytes of words for a "
-                             f"{tie.object_bytes}-byte object")
-    try:
-        with open(path, "r+b") as fh:
-            fd = fh.fileno()
-            header = os.pread(fd, head, 0)
-            for done, k in enumerate(chunks, 1):
-                lo, hi = k * CHUNK_BYTES, min((k + 1) * CHUNK_BYTES, tie.object_bytes)
-                data = header + words[: hi - head] if lo == 0 else words[lo - head : hi - head]
+class ChunkRewriter:
+    """patch() from images of the new object held in memory, a few chunks at a time: each chunk
+    is written whole from ``words`` (the bytes after the 32-byte header: the runtime's
+    database words, as they are when that chunk is written) and hashed from memory, no page
+    of the file read first; ``finish`` writes the trailer tied to ``tie``. Until then the
+    file's trailer is the base's, so a kill leaves what the journal's patch finishes."""
+
+    def __init__(self, path: Path, base: Tie, base_trailer: bytes) -> None:
+        self.path = path
+        self.sums = _base_sums(path, base, base_trailer)
+        self.object_bytes = base.object_bytes
+        try:
+            self._fh = open(path, "r+b")  # closed by finish or close
+            self._header = os.pread(self._fh.fileno(), _OBJECT_HEADER.size, 0)
+        except OSError as exc:
+            raise SpiralpirError(f"cannot patch preprocessed database {path}: "
+                                 f"{exc.strerror or exc}") from None
+
+    def write(self, chunks: list[int], words: memoryview) -> None:
+        head = _OBJECT_HEADER.size
+        if len(words) != self.object_bytes - head:
+            raise SpiralpirError(f"preprocessed database {self.path}: {len(words)} bytes of "
+                                 f"words for a {self.object_bytes}-byte object")
+        fd = self._fh.fileno()
+        try:
+            for k in chunks:
+                lo, hi = k * CHUNK_BYTES, min((k + 1) * CHUNK_BYTES, self.object_bytes)
+                data = (self._header + words[: hi - head] if lo == 0
+                        else words[lo - head : hi - head])
                 if os.pwrite(fd, data, lo) != len(data):
-                    raise SpiralpirError(f"preprocessed database {path}: short write")
-                sums[k] = xxhash.xxh3_64_intdigest(data)
-                if after is not None:
-                    after(done)
-            _finish(fd, tie, sums, sync)
-    except OSError as exc:
-        raise SpiralpirError(f"cannot patch preprocessed database {path}: "
-                             f"{exc.strerror or exc}") from None
+                    raise SpiralpirError(f"preprocessed database {self.path}: short write")
+                self.sums[k] = xxhash.xxh3_64_intdigest(data)
+        except OSError as exc:
+            raise SpiralpirError(f"cannot patch preprocessed database {self.path}: "
+                                 f"{exc.strerror or exc}") from None
+
+    def finish(self, tie: Tie, sync: bool = True) -> None:
+        try:
+            _finish(self._fh.fileno(), tie, self.sums, sync)
+        except OSError as exc:
+            raise SpiralpirError(f"cannot patch preprocessed database {self.path}: "
+                                 f"{exc.strerror or exc}") from None
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        self._fh.close()
 
 
 def _base_sums(path: Path, base: Tie, base_trailer: bytes) -> list[int]:

@@ -59,20 +59,6 @@ def test_no_budget_never_waits() -> None:
         encode_pace.Pacer(-3, 1.0)
 
 
-def test_schedule_brought_forward() -> None:
-    c = FakeClock()
-    p = encode_pace.Pacer(10, 110.0, c.clock, c.sleep)  # 10 s from now
-    p.finish_by(112.0)  # later: no change
-    p.after(5, busy=True)
-    assert c.now == pytest.approx(105.0)
-    p.finish_by(106.0)  # the rest by 106: 9 units are due at 105.4
-    p.after(9, busy=True)
-    assert c.now == pytest.approx(105.4)
-    p.finish_by(99.0)  # already past: no more waits
-    p.after(10, busy=True)
-    assert c.now == pytest.approx(105.4)
-
-
 def test_deadline_follows_the_rate() -> None:
     assert encode_pace.deadline(7.0, 30_000, 15_000.0) == pytest.approx(9.0)
     assert encode_pace.deadline(7.0, 30_000, 0.0) == 7.0
@@ -173,8 +159,8 @@ def test_checkpoint_paced_while_answers_run(demo_inst: builder.Instance, tmp_pat
                                             rng: random.Random,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """A live server's store checkpoint spreads its chunks over their budget while answers run,
-    goes flat out without answers, ends soon after a batch that waits for it arrived, and leaves
-    a store that a restart maps (its chunk checksums follow the version)."""
+    goes flat out without answers, and leaves a store that a restart maps (its chunk checksums
+    follow the version)."""
     build = Build(demo_inst)
     rs, n = build.record_size, build.num_records
     db, pre = tmp_path / "db.bin", tmp_path / "db.pre"
@@ -186,20 +172,16 @@ def test_checkpoint_paced_while_answers_run(demo_inst: builder.Instance, tmp_pat
     assert srv.live is not None
     updater = db_updates.Updater(files, version, srv.live, store_every=3600.0)
     budget = 1.0
-    monkeypatch.setattr(encode_pace, "CHECKPOINT_MAX_DELAY", 0.2)
     chunks = -(-pre.stat().st_size // (1 << 20))
     monkeypatch.setattr(encode_pace, "CHECKPOINT_CHUNKS_PER_SECOND", chunks / budget)
     try:
-        for case in ("answering", "idle", "batch waits"):
+        for case in ("answering", "idle"):
             updater.apply(changes.parse(f'{{"index": {rng.randrange(n)}, "value": "{case}"}}',
                                         "c", n, rs))
             stop = threading.Event()
             pinner = threading.Thread(target=_pin_active, args=(srv.live, stop))
             if case != "idle":
                 pinner.start()
-            if case == "batch waits":  # a caller queued behind the checkpoint
-                updater._queue.append(db_updates._Queued(changes.ChangeBatch({}, rs),
-                                                         time.perf_counter()))
             start = time.perf_counter()
             try:
                 assert updater.checkpoint()
@@ -207,18 +189,15 @@ def test_checkpoint_paced_while_answers_run(demo_inst: builder.Instance, tmp_pat
                 stop.set()
                 if case != "idle":
                     pinner.join()
-                updater._queue.clear()
             took = time.perf_counter() - start
             if case == "answering":
                 assert took >= budget * 0.99, case
-            elif case == "idle":
-                assert took < budget / 2, case
             else:
-                assert 0.2 * 0.99 <= took < budget / 2, case
+                assert took < budget / 2, case
         files, fitted, version = db_updates.open_files(
             build, db, database.read_records(db, rs), pre, lambda m: None)
         again = PirServer(build, fitted, preprocessed=pre, threads=1, progress=False,
                           version=version, log=lambda m: None)
-        assert version == 3 and again.loaded_from_cache
+        assert version == 2 and again.loaded_from_cache
     finally:
         srv.live.close()

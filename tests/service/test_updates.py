@@ -22,7 +22,7 @@ import update_torture
 from service_helpers import CLI, DEMO, ServerProcess
 from spiralpir.optimizer.build import builder
 from spiralpir.optimizer.errors import SpiralpirError
-from spiralpir.optimizer.service import changes, db_updates, update_journal
+from spiralpir.optimizer.service import changes, db_updates, encode_pace, store, update_journal
 from spiralpir.optimizer.service import records as database
 from spiralpir.optimizer.service.binding import Build, ClientKeys, ServerDb
 from spiralpir.optimizer.service.db_lock import DbLock
@@ -390,6 +390,86 @@ def test_checkpoint_thread_waits_until_one_is_due(demo_inst: builder.Instance, t
     for k in (1, 2, 3, 4):
         resp, _, _, v = srv.answer_versioned(cid, keys.query(k))
         assert v == reopened and keys.decode(k, resp, rs).rstrip(b"\0") == f"v{k}".encode()
+
+
+def test_batches_land_while_a_live_checkpoint_writes(demo_inst: builder.Instance,
+                                                     tmp_path: Path, rng: random.Random,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A live checkpoint takes the updater's lock one slice of chunks at a time: batches applied
+    while it writes are visible at once, not after it. It ties the store to mixed_base() and
+    leaves their changes pending, also when the last of them restores the records of the
+    version it began at (every plaintext has words in every chunk of this store, so chunks
+    written between the two batches hold the record's intermediate value); a start finishes the
+    store from the journal: it maps, and the records answer at the last version."""
+    build = Build(demo_inst)
+    rs, n = build.record_size, build.num_records
+    db, pre, data, files, version = _stored(build, tmp_path, rng)
+    srv = PirServer(build, database.read_records(db, rs), preprocessed=pre, threads=1,
+                    progress=False, version=version, updatable=True, log=lambda m: None)
+    assert srv.live is not None
+    budget = 2.0  # the checkpoint's chunks spread over 2 s while answers run
+    chunks = -(-pre.stat().st_size // store.CHUNK_BYTES)
+    monkeypatch.setattr(encode_pace, "CHECKPOINT_CHUNKS_PER_SECOND", chunks / budget)
+    monkeypatch.setattr(encode_pace, "CHECKPOINT_SLICE_CHUNKS", 1)
+    updater = db_updates.Updater(files, version, srv.live, store_every=3600.0)
+    first = rng.sample(range(n), 5)
+    updater.apply(changes.parse("\n".join(f'{{"index": {i}, "value": "first {i}"}}'
+                                          for i in first), "c", n, rs))
+    began = (updater.version, files.fingerprint())
+    i = rng.choice([x for x in range(n) if x not in first])
+    original = bytes(data[i * rs:(i + 1) * rs])
+    stop = threading.Event()
+
+    def answering() -> None:
+        while not stop.is_set():
+            with srv.live.reading():
+                time.sleep(0.005)
+
+    pinner = threading.Thread(target=answering)
+    pinner.start()
+    done: list[bool] = []
+    writing = threading.Thread(target=lambda: done.append(updater.checkpoint()))
+    try:
+        writing.start()
+        time.sleep(0.3)
+        start = time.perf_counter()
+        updater.apply(changes.parse(f'{{"index": {i}, "value": "between"}}', "c", n, rs))
+        took = time.perf_counter() - start
+        keys = ClientKeys.new(build.lib)
+        cid = srv.setup(keys.public_params())
+        resp, _, _, v = srv.answer_versioned(cid, keys.query(i))
+        assert writing.is_alive() and took < budget / 4, took  # visible, the checkpoint not over
+        assert v == began[0] + 1 and keys.decode(i, resp, rs).rstrip(b"\0") == b"between"
+        time.sleep(0.3)  # more chunks written with "between" in them
+        updater.apply(changes.parse(f'{{"index": {i}, "value_hex": "{original.hex()}"}}', "c",
+                                    n, rs))
+        assert writing.is_alive() and files.fingerprint() == began[1]
+    finally:
+        writing.join()
+        stop.set()
+        pinner.join()
+    assert done == [True]
+    journal = update_journal.load(db)
+    assert journal is not None and journal.version == began[0] + 2
+    assert journal.base_fingerprint == db_updates.mixed_base(began[1], began[0])
+    assert journal.values == {i: original}
+    updater._stop.set()  # stopped as by a kill: no last checkpoint
+    assert updater._thread is not None
+    updater._thread.join()
+    srv.live.close()
+    notes: list[str] = []
+    _, fitted, reopened = _open(build, db, pre, notes)
+    assert reopened == began[0] + 2
+    assert any("finished the interrupted update of" in m for m in notes), notes
+    again = PirServer(build, fitted, preprocessed=pre, threads=1, progress=False,
+                      version=reopened, log=notes.append)
+    assert again.loaded_from_cache, notes
+    keys = ClientKeys.new(build.lib)
+    cid = again.setup(keys.public_params())
+    for x in [i, *first]:
+        resp, _, _, v = again.answer_versioned(cid, keys.query(x))
+        want = original if x == i else f"first {x}".encode().ljust(rs, b"\0")
+        assert v == reopened and keys.decode(x, resp, rs) == want, x
 
 
 def test_journal_of_a_replaced_file_is_ignored(demo_inst: builder.Instance, tmp_path: Path,

@@ -1,9 +1,10 @@
 """Torture of live updates' durability: a child process applies random batches of record changes
-to a binary records file and its store (the Updater every update path uses) and is SIGKILLed at
-a random moment; a restart (recovery, then the store's full check) must find exactly the old or
-the new version of the batch in flight, never a mix, and answer every sampled record as the raw
-bytes of that version (an oracle built here from the same seeded batches, never through the
-code under test).
+to a binary records file and its store (the Updater every update path uses; half the time as a
+live server, whose checkpoints write beside the batches) and is SIGKILLed at a random moment; a
+restart (recovery, then the store's full check) must find exactly the old or the new version of
+the batch in flight, never a mix, a mapped store must be word for word a fresh build of that
+version, and every sampled record must answer as its raw bytes (an oracle built here from the
+same seeded batches, never through the code under test).
 
     python tests/service/update_torture.py [--seconds 45] [--seed N]
 
@@ -29,14 +30,16 @@ from pathlib import Path
 from spiralpir.optimizer.build import builder
 from spiralpir.optimizer.service import db_updates
 from spiralpir.optimizer.service import records as database
-from spiralpir.optimizer.service.binding import Build, ClientKeys
+from spiralpir.optimizer.service.binding import Build, ClientKeys, ServerDb
 from spiralpir.optimizer.service.pir_server import PirServer
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "generated" / "demo"
 
 # the killed updater: versions v+1, v+2, ... each from batch(seed, version), forever; the store
-# brought up to date after every batch, or every 0.3 s (then the journal holds several batches)
+# brought up to date after every batch, or every 0.3 s (then the journal holds several batches);
+# as a live server (argv[8] "live": double buffers, the checkpoint copying chunks from the
+# answering buffer on its own thread while batches land between its slices) or at rest
 CHILD = """
 import sys
 from pathlib import Path
@@ -50,8 +53,25 @@ src, root, db, pre = map(Path, sys.argv[1:5])
 seed = int(sys.argv[6])
 build = Build(builder.instance_paths(src, root))
 recs = records.read_records(db, build.record_size)
-files, fitted, version = db_updates.open_files(build, db, recs, pre, lambda m: None)
-up = db_updates.Updater(files, version, None, threads=1, store_every=float(sys.argv[7]),
+files, fitted, version = db_updates.open_files(build, db, recs, pre, lambda m: None,
+                                               resident=sys.argv[8] == "live")
+live = None
+if sys.argv[8] == "live":
+    import threading
+    import time
+    from spiralpir.optimizer.service import encode_pace
+    from spiralpir.optimizer.service.pir_server import PirServer
+    live = PirServer(build, fitted, preprocessed=pre, threads=1, progress=False, version=version,
+                     updatable=True, log=lambda m: None).live
+
+    def answering():  # readers on the active buffer, as answers: the checkpoint is paced
+        while True:
+            with live.reading():
+                time.sleep(0.002)
+
+    threading.Thread(target=answering, daemon=True).start()
+    encode_pace.CHECKPOINT_SLICE_CHUNKS = 2  # many slices: batches land between them
+up = db_updates.Updater(files, version, live, threads=1, store_every=float(sys.argv[7]),
                         due_bytes=0, due_age=0.0)  # a checkpoint at every look: killed inside many
 print("ready", version, flush=True)
 while True:
@@ -91,6 +111,7 @@ def oracle_apply(data: bytearray, text: str, record_size: int) -> None:
 @dataclass
 class Tally:
     iterations: int = 0
+    live: int = 0  # of them, kills of a live server (checkpoints beside batches)
     landed: dict[str, int] = field(default_factory=lambda: {"old": 0, "new": 0})
     finished: int = 0  # restarts that completed an interrupted batch from the journal
     mapped: int = 0
@@ -98,10 +119,10 @@ class Tally:
     answers: int = 0
 
     def line(self) -> str:
-        return (f"{self.iterations} kills (after them: old version {self.landed['old']}, new "
-                f"{self.landed['new']}; journal finished a batch {self.finished}), restarts "
-                f"mapped the store {self.mapped} / rebuilt {self.rebuilt}, "
-                f"{self.answers} answers checked")
+        return (f"{self.iterations} kills ({self.live} of a live server; after them: old "
+                f"version {self.landed['old']}, new {self.landed['new']}; journal finished a "
+                f"batch {self.finished}), restarts mapped the store {self.mapped} / rebuilt "
+                f"{self.rebuilt}, {self.answers} answers checked")
 
 
 class Torture:
@@ -126,10 +147,11 @@ class Torture:
         return bytes(self.versions[version])
 
     def iteration(self) -> None:
+        live = self.rng.random() < 0.5
         child = subprocess.Popen(
             [sys.executable, "-c", CHILD, str(self.build.source_dir), str(self.root),
              str(self.db), str(self.pre), str(Path(__file__).parent), str(self.seed),
-             str(self.rng.choice([0.0, 0.3]))],
+             str(0.3 if live else self.rng.choice([0.0, 0.3])), "live" if live else "rest"],
             stdout=subprocess.PIPE, text=True)
         assert child.stdout is not None
         first = child.stdout.readline().split()
@@ -141,6 +163,7 @@ class Torture:
         applied = [int(v) for k, v in zip(out[::2], out[1::2], strict=False) if k == "applied"]
         last = applied[-1] if applied else int(first[1])
         self.tally.iterations += 1
+        self.tally.live += live
         self.restart(last)
 
     def restart(self, last: int) -> None:
@@ -159,6 +182,14 @@ class Torture:
         try:
             self.tally.mapped += srv.loaded_from_cache
             self.tally.rebuilt += not srv.loaded_from_cache
+            if srv.loaded_from_cache:  # the mapped store, word for word a fresh build's
+                fresh = ServerDb(self.build.lib, 2)
+                try:
+                    fresh.load_records(bytearray(want), self.n, self.rs)
+                    assert srv.live.db.words_view() == fresh.words_view(), \
+                        f"the store restarted at version {version} is not that version's build"
+                finally:
+                    fresh.close()
             cid = srv.setup(self.keys.public_params())
             for i in [self.rng.randrange(self.n) for _ in range(4)]:
                 resp, _, _, v = srv.answer_versioned(cid, self.keys.query(i))
