@@ -265,9 +265,11 @@ class Updater:
         self._since_first: float | None = None
         self._checkpointing = threading.Lock()  # one live checkpoint at a time
         self._queue: list[_Queued] = []  # batches waiting for the one being applied
-        self._turn = threading.Condition()  # guards the queue and ``_leading``
-        self._leading = False  # a caller is applying a group (or waiting for a checkpoint)
+        self._turn = threading.Condition()  # guards the queue, ``_leading`` and ``_groups``
+        self._leading = False  # a caller is applying a group (or waiting for the lock)
+        self._groups = 0  # groups applied (or failed) so far
         self._stop = threading.Event()
+        self._wake = threading.Event()  # the checkpoint thread looks now, not at its next look
         self._thread: threading.Thread | None = None
         if store_every > 0:
             self._thread = threading.Thread(target=self._checkpoints, daemon=True,
@@ -297,9 +299,10 @@ class Updater:
             finally:
                 with self._turn:
                     self._leading = False
+                    self._groups += 1
                     self._turn.notify_all()
-            if full:  # the journal's bound: checkpoint now (it takes the lock slice by slice)
-                self.checkpoint()
+            if full:  # the journal's bound: the checkpoint thread starts one now
+                self._wake.set()
         if mine.error is not None:
             raise mine.error
         assert mine.report is not None
@@ -340,7 +343,8 @@ class Updater:
             if not self._pending:
                 return self._base != self._fingerprint
             held = len(self._pending) * self.files.file_record_size
-            return (held >= self.due_bytes or self._pending_since is None
+            return (held >= self.due_bytes or len(self._pending) >= self.max_pending
+                    or self._pending_since is None
                     or time.monotonic() - self._pending_since >= self.due_age)
 
     def checkpoint(self) -> bool:
@@ -355,14 +359,23 @@ class Updater:
 
     def close(self) -> None:
         """Stop the checkpoint thread and make a last checkpoint."""
+        self.stop()
+        self.checkpoint()
+
+    def stop(self) -> None:
+        """Stop the checkpoint thread (after its checkpoint, if one runs)."""
         self._stop.set()
+        self._wake.set()
         if self._thread is not None:
             self._thread.join()
-        self.checkpoint()
 
     def _checkpoints(self) -> None:
         yield_cores()
-        while not self._stop.wait(self.store_every):
+        while True:
+            self._wake.wait(self.store_every)
+            self._wake.clear()
+            if self._stop.is_set():
+                return
             try:
                 if self.checkpoint_due():
                     self.checkpoint()
@@ -417,6 +430,7 @@ class Updater:
                                       / encode_pace.CHECKPOINT_CHUNKS_PER_SECOND)
             done = 0
             for piece in encode_pace.chunks(chunks, encode_pace.CHECKPOINT_SLICE_CHUNKS):
+                self._after_waiting_group()
                 with self._lock, live.reading() as (db, _):
                     writer.write(piece, db.words_view())
                 done += len(piece)
@@ -432,6 +446,15 @@ class Updater:
             with self._lock:
                 self._since = None
         return True
+
+    def _after_waiting_group(self) -> None:
+        """Return once the group whose caller waits for the lock (if one does) is applied: the
+        lock is not fair, and a checkpoint behind its schedule would take it again slice after
+        slice while a batch waited."""
+        with self._turn:
+            if self._leading:
+                groups = self._groups
+                self._turn.wait_for(lambda: self._groups != groups)
 
     def _checkpointed(self, base: bytes, pending: dict[int, bytes], since: float | None,
                       patched: bool) -> None:

@@ -110,7 +110,7 @@ def instrument(steps: Steps, updater: db_updates.Updater, srv: PirServer,
         (update_journal, "patch_memory", "patch"), (update_journal, "commit", "journal"),
         (srv.live, "_drained", "wait"), (srv.live, "_encode", "encode"),
         (update_journal, "write_records", "records_file"),
-        (updater, "_checkpoint", "checkpoint")]
+        (updater, "_checkpoint_live", "checkpoint")]
     for obj, attr, step in targets:
         setattr(obj, attr, steps.wrap(step, getattr(obj, attr)))
     name = "_apply"

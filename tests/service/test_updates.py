@@ -453,9 +453,7 @@ def test_batches_land_while_a_live_checkpoint_writes(demo_inst: builder.Instance
     assert journal is not None and journal.version == began[0] + 2
     assert journal.base_fingerprint == db_updates.mixed_base(began[1], began[0])
     assert journal.values == {i: original}
-    updater._stop.set()  # stopped as by a kill: no last checkpoint
-    assert updater._thread is not None
-    updater._thread.join()
+    updater.stop()  # as by a kill: no last checkpoint
     srv.live.close()
     notes: list[str] = []
     _, fitted, reopened = _open(build, db, pre, notes)
@@ -470,6 +468,38 @@ def test_batches_land_while_a_live_checkpoint_writes(demo_inst: builder.Instance
         resp, _, _, v = again.answer_versioned(cid, keys.query(x))
         want = original if x == i else f"first {x}".encode().ljust(rs, b"\0")
         assert v == reopened and keys.decode(x, resp, rs) == want, x
+
+
+def test_a_full_journal_wakes_the_checkpoint_thread(demo_inst: builder.Instance,
+                                                    tmp_path: Path, rng: random.Random) -> None:
+    """A live server's batch that brings the pending changes to ``max_pending`` returns once
+    visible, and the checkpoint thread checkpoints at once instead of at its next look."""
+    build = Build(demo_inst)
+    rs, n = build.record_size, build.num_records
+    db, pre, data, files, version = _stored(build, tmp_path, rng)
+    srv = PirServer(build, database.read_records(db, rs), preprocessed=pre, threads=1,
+                    progress=False, version=version, updatable=True, log=lambda m: None)
+    assert srv.live is not None
+    updater = db_updates.Updater(files, version, srv.live, store_every=3600.0, max_pending=3,
+                                 due_bytes=1 << 40, due_age=3600.0)
+    try:
+        for k in (1, 2):
+            updater.apply(changes.parse(f'{{"index": {k}, "value": "v{k}"}}', "c", n, rs))
+        time.sleep(0.3)
+        journal = update_journal.load(db)
+        assert journal is not None and len(journal.values) == 2  # not due: left pending
+        updater.apply(changes.parse('{"index": 3, "value": "v3"}', "c", n, rs))
+        end = time.monotonic() + 20.0
+        while time.monotonic() < end:
+            journal = update_journal.load(db)
+            assert journal is not None
+            if not journal.values:
+                break
+            time.sleep(0.02)
+        assert not journal.values and journal.version == version + 3
+    finally:
+        updater.close()
+        srv.live.close()
 
 
 def test_journal_of_a_replaced_file_is_ignored(demo_inst: builder.Instance, tmp_path: Path,
