@@ -54,6 +54,16 @@ def _stored(build: Build, tmp_path: Path, rng: random.Random
     return db, pre, data, files, version
 
 
+def _live_stored(build: Build, tmp_path: Path, rng: random.Random
+                 ) -> tuple[Path, Path, bytearray, db_updates.DbFiles, int, PirServer]:
+    """_stored(), and a server of it taking updates (two buffers)."""
+    db, pre, data, files, version = _stored(build, tmp_path, rng)
+    srv = PirServer(build, database.read_records(db, build.record_size), preprocessed=pre,
+                    threads=1, progress=False, version=version, updatable=True,
+                    log=lambda m: None)
+    return db, pre, data, files, version, srv
+
+
 # -- change files -----------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("line", "message"), [
@@ -403,9 +413,7 @@ def test_batches_land_while_a_live_checkpoint_writes(demo_inst: builder.Instance
     store from the journal: it maps, and the records answer at the last version."""
     build = Build(demo_inst)
     rs, n = build.record_size, build.num_records
-    db, pre, data, files, version = _stored(build, tmp_path, rng)
-    srv = PirServer(build, database.read_records(db, rs), preprocessed=pre, threads=1,
-                    progress=False, version=version, updatable=True, log=lambda m: None)
+    db, pre, data, files, version, srv = _live_stored(build, tmp_path, rng)
     assert srv.live is not None
     budget = 2.0  # the checkpoint's chunks spread over 2 s while answers run
     chunks = -(-pre.stat().st_size // store.CHUNK_BYTES)
@@ -476,9 +484,7 @@ def test_a_full_journal_wakes_the_checkpoint_thread(demo_inst: builder.Instance,
     visible, and the checkpoint thread checkpoints at once instead of at its next look."""
     build = Build(demo_inst)
     rs, n = build.record_size, build.num_records
-    db, pre, data, files, version = _stored(build, tmp_path, rng)
-    srv = PirServer(build, database.read_records(db, rs), preprocessed=pre, threads=1,
-                    progress=False, version=version, updatable=True, log=lambda m: None)
+    db, pre, data, files, version, srv = _live_stored(build, tmp_path, rng)
     assert srv.live is not None
     updater = db_updates.Updater(files, version, srv.live, store_every=3600.0, max_pending=3,
                                  due_bytes=1 << 40, due_age=3600.0)
