@@ -139,11 +139,10 @@ class LiveDb:
         finally:
             secs["paced"] += pacer.slept
 
-    def answering(self, besides: int = 0) -> bool:
-        """Whether an answer runs on the active buffer now (beyond ``besides`` readers the
-        caller holds itself)."""
+    def answering(self) -> bool:
+        """Whether an answer runs on the active buffer now."""
         with self._cond:
-            return self._readers[self._active] > besides
+            return self._readers[self._active] > 0
 
     def close(self) -> None:
         for buf in self._bufs:

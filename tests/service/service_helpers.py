@@ -67,3 +67,11 @@ def serve_in_thread(srv: Any) -> str:
         except requests.ConnectionError:
             time.sleep(0.1)
     raise AssertionError("server did not start")
+
+
+def pin_active(live: Any, stop: threading.Event) -> None:
+    """Readers on ``live``'s active buffer (a LiveDb), one after another, until ``stop``: what
+    running answers look like to the pacing of updates and checkpoints."""
+    while not stop.is_set():
+        with live.reading():
+            time.sleep(0.005)

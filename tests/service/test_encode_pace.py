@@ -10,12 +10,12 @@ import time
 from pathlib import Path
 
 import pytest
+from service_helpers import pin_active
 from spiralpir.optimizer.build import builder
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.service import changes, db_updates, encode_pace
 from spiralpir.optimizer.service import records as database
 from spiralpir.optimizer.service.binding import Build, ServerDb
-from spiralpir.optimizer.service.live_db import LiveDb
 from spiralpir.optimizer.service.pir_server import PirServer
 
 
@@ -76,12 +76,6 @@ def test_chunks_cover_the_items_in_order() -> None:
         encode_pace.chunks(items, 0)
 
 
-def _pin_active(live: LiveDb, stop: threading.Event) -> None:
-    while not stop.is_set():
-        with live.reading():
-            time.sleep(0.005)
-
-
 def _words(db: ServerDb) -> bytes:
     return bytes(db.words_view())
 
@@ -120,7 +114,7 @@ def test_paced_chunked_publish_equals_a_fresh_build(demo_inst: builder.Instance,
             stop = threading.Event()
             # "answers" of 5 ms one after the other on whichever buffer is active: the
             # encoding nearly always finds one running, and each buffer is soon left
-            pinner = threading.Thread(target=_pin_active, args=(srv.live, stop))
+            pinner = threading.Thread(target=pin_active, args=(srv.live, stop))
             if answering:
                 pinner.start()
             try:
@@ -179,7 +173,7 @@ def test_checkpoint_paced_while_answers_run(demo_inst: builder.Instance, tmp_pat
             updater.apply(changes.parse(f'{{"index": {rng.randrange(n)}, "value": "{case}"}}',
                                         "c", n, rs))
             stop = threading.Event()
-            pinner = threading.Thread(target=_pin_active, args=(srv.live, stop))
+            pinner = threading.Thread(target=pin_active, args=(srv.live, stop))
             if case != "idle":
                 pinner.start()
             start = time.perf_counter()

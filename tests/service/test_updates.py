@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import requests
 import update_torture
-from service_helpers import CLI, DEMO, ServerProcess
+from service_helpers import CLI, DEMO, ServerProcess, pin_active
 from spiralpir.optimizer.build import builder
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.service import changes, db_updates, encode_pace, store, update_journal
@@ -427,13 +427,7 @@ def test_batches_land_while_a_live_checkpoint_writes(demo_inst: builder.Instance
     i = rng.choice([x for x in range(n) if x not in first])
     original = bytes(data[i * rs:(i + 1) * rs])
     stop = threading.Event()
-
-    def answering() -> None:
-        while not stop.is_set():
-            with srv.live.reading():
-                time.sleep(0.005)
-
-    pinner = threading.Thread(target=answering)
+    pinner = threading.Thread(target=pin_active, args=(srv.live, stop))
     pinner.start()
     done: list[bool] = []
     writing = threading.Thread(target=lambda: done.append(updater.checkpoint()))
