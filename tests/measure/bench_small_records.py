@@ -2,8 +2,10 @@
 
     python3 tests/measure/bench_small_records.py [--log2 10,12,...,24] [--records N,...]
         [--work DIR] [--trials 5] [--repeat 3] [--old OTHER_SPIRALPIR] [--json OUT]
+        [--objective time --max-query-bytes 13888 --max-response-bytes 7712]
 
-For each N = 2^k: `spiralpir generate --records N --record-size 32` (the default plan), build,
+For each N = 2^k: `spiralpir generate --records N --record-size 32` (the default plan, or the
+plan of --objective under the size caps given), build,
 and `spiralpir bench --threads 1` in DIR (default: a temporary directory), the minimum server
 seconds of --repeat bench processes of --trials queries. Prints per N our CPU ms, the report's
 figure (the deployment report's single-threaded SPIRAL server, ../shared/seeds/003: the
@@ -41,8 +43,8 @@ def _run(cmd: list[str]) -> str:
 class Side:
     """One CLI's generated and built instance of one N."""
 
-    def __init__(self, cli: str, root: Path, records: int) -> None:
-        self.cli, self.root, self.records = cli, root, records
+    def __init__(self, cli: str, root: Path, records: int, plan_args: list[str]) -> None:
+        self.cli, self.root, self.records, self.plan_args = cli, root, records, plan_args
         self.name = f"small_{records}x{RECORD_SIZE}b"
         self.src = root / self.name
         self.build_dir = root / "build"
@@ -50,7 +52,8 @@ class Side:
 
     def prepare(self) -> None:
         _run([self.cli, "generate", "--records", str(self.records), "--record-size",
-              str(RECORD_SIZE), "--name", self.name, "--out", str(self.root), "--force"])
+              str(RECORD_SIZE), "--name", self.name, "--out", str(self.root), "--force",
+              *self.plan_args])
         _run([self.cli, "build", str(self.src), "--build-dir", str(self.build_dir), "-j", "2"])
 
     def bench(self, trials: int) -> None:
@@ -94,7 +97,13 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--old", help="another spiralpir CLI to compare with (interleaved)")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--objective", help="generate's objective (default: generate's default)")
+    ap.add_argument("--max-query-bytes", help="generate's cap on the query size")
+    ap.add_argument("--max-response-bytes", help="generate's cap on the response size")
     args = ap.parse_args()
+    plan_args = [arg for opt in ("objective", "max_query_bytes", "max_response_bytes")
+                 if (val := getattr(args, opt)) is not None
+                 for arg in ("--" + opt.replace("_", "-"), val)]
     ks = [int(x) for x in args.log2.split(",") if x]
     if unknown := [k for k in ks if k not in REPORT_MS]:
         sys.exit(f"--log2: no report figure for {unknown} (have {sorted(REPORT_MS)})")
@@ -104,9 +113,9 @@ def main() -> None:
     work = args.work or Path(tempfile.mkdtemp(prefix="spiralpir_small_"))
     rows = []
     for records, report in counts:
-        sides = [Side(cli, work / "new", records)]
+        sides = [Side(cli, work / "new", records, plan_args)]
         if args.old:
-            sides.append(Side(args.old, work / "old", records))
+            sides.append(Side(args.old, work / "old", records, plan_args))
         for s in sides:
             s.prepare()
         for _ in range(args.repeat):
