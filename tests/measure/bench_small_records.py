@@ -101,9 +101,11 @@ def main() -> None:
     ap.add_argument("--max-query-bytes", help="generate's cap on the query size")
     ap.add_argument("--max-response-bytes", help="generate's cap on the response size")
     args = ap.parse_args()
-    plan_args = [arg for opt in ("objective", "max_query_bytes", "max_response_bytes")
-                 if (val := getattr(args, opt)) is not None
-                 for arg in ("--" + opt.replace("_", "-"), val)]
+    plan_args: list[str] = []
+    for flag, val in (("--objective", args.objective), ("--max-query-bytes", args.max_query_bytes),
+                      ("--max-response-bytes", args.max_response_bytes)):
+        if val is not None:
+            plan_args += [flag, val]
     ks = [int(x) for x in args.log2.split(",") if x]
     if unknown := [k for k in ks if k not in REPORT_MS]:
         sys.exit(f"--log2: no report figure for {unknown} (have {sorted(REPORT_MS)})")
