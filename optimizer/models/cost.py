@@ -57,10 +57,13 @@ first_dim.hpp, prepared.hpp, server.hpp), stage names as its timings:
   conversion     2^nu_1 · [ntt t_conv·L, decomp t_conv·L·d, compose L²d,
                  mac (n+1)n·t_conv·L·d] + nu_2·t_gsw · [ntt (2t_conv+1)L (b back for its
                  digits), decomp 2t_conv·L·d,
-                 compose 2L²d, mac (n+1)(n+2)·t_conv·L·d]; the 2^nu_1 term is absent for the
-                 stream variants with n = 1 computation matrices (stream_pack, stream with
+                 compose 2L²d, mac (n+1)(n+2)·t_conv·L·d] for n > 1. With a computation
+                 n of 1 (noise.scal_to_mat_keys) ScalToMat is the identity: each
+                 first-dimension ct costs ntt L (its a forward) and each digit ct ntt L more
+                 and mac (n+1)·2·t_conv·L·d (RegevToGSW only); the 2^nu_1 term is absent for
+                 the stream variants with n = 1 computation matrices (stream_pack, stream with
                  n = 1: noise.direct_first — the client encrypts the first-dimension cts under
-                 the computation secret, no ScalToMat; parsing them costs the same NTTs);
+                 the computation secret; parsing them costs the same NTTs);
                  then the tiling of the 2^nu_1 first-dimension query matrices: tile
                  2^nu_1·(n+1)·n·d·L
   first_dimension max(f·words + outputs, memory) + (1 − f)·words: words = (fd, + fd_n3 at n = 3, +
@@ -103,7 +106,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from spiralpir.optimizer.models.noise import direct_first
+from spiralpir.optimizer.models.noise import direct_first, scal_to_mat_keys
 from spiralpir.optimizer.models.profile import (
     ONE_TIME_STAGES,
     PER_DATABASE_STAGES,
@@ -154,7 +157,8 @@ def op_counts(variant: str, d: int, L: int, n: int, nu1: int, nu2: int, inst: in
     nc, inst_c = (1, inst * n * n) if pack else (n, inst)
     a = float(1 << nu1)
     rs = a if rows is None else float(rows)
-    a_conv = 0.0 if direct_first(variant, n) else rs  # first-dimension cts through ScalToMat
+    keyed = scal_to_mat_keys(variant, n)  # ScalToMat a key switch (n > 1), else the identity
+    a_conv = 0.0 if direct_first(variant, n) else rs  # first-dimension cts converted
     tl, tr, tc, tg = (np.asarray(x, dtype=np.float64) for x in (tl, tr, tc, tg))
     digits = nu2 * tg
     g = float(query_buckets)
@@ -195,10 +199,11 @@ def op_counts(variant: str, d: int, L: int, n: int, nu1: int, nu2: int, inst: in
                       if L >= 3 else zero,
                       "parse": query_polys * L * d},
         "conversion": {
-            "ntt": a_conv * tc * L + digits * (2 * tc + 1) * L,
-            "decomp": (a_conv * tc + digits * 2 * tc) * L * d,
-            "compose": (a_conv + 2 * digits) * L * L * d,
-            "mac": (a_conv * (nc + 1) * nc + digits * (nc + 1) * (nc + 2)) * tc * L * d,
+            "ntt": (a_conv * tc * L if keyed else a_conv * L) + digits * (2 * tc + 2 - keyed) * L,
+            "decomp": ((a_conv if keyed else 0.0) * tc + digits * 2 * tc) * L * d,
+            "compose": ((a_conv if keyed else 0.0) + 2 * digits) * L * L * d,
+            "mac": ((a_conv if keyed else 0.0) * (nc + 1) * nc
+                    + digits * (nc + 1) * (nc * keyed + 2)) * tc * L * d,
             "tile": zero + a * (nc + 1) * nc * d * L,
         },
         "first_dimension": {"fd": fd_words,

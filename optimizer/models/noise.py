@@ -32,6 +32,9 @@ Sources:
   SpiralStream uploads the cts instead: v_left = v_right = σ² (fresh encryptions).
 * ScalToMat (t_conv): entry (i, i) gets v_left + v_ks(t_conv), entries (i, j ≠ i) v_ks(t_conv)
   (every row of the key has its own error): mean per entry (v_left + n·v_ks(t_conv))/n.
+  Only for computation matrices with n > 1 (`scal_to_mat_keys`): at n = 1 (and in the pack
+  variants) the matrix secret is the scalar secret, ScalToMat is the identity and adds nothing
+  — to the first-dimension cts and to the GSW cts' blocks 1..n alike.
   The stream variants with a 1×1 computation matrix (n_comp = 1: stream_pack always, stream
   with n = 1) have none on the first-dimension cts: the client encrypts them under the
   computation secret s_c, so they enter the first dimension with the fresh error σ² and no
@@ -233,6 +236,13 @@ class Chain:
     v_shared: Any = 0.0  # bound on the shared (data/digit mean × correlated error) part
 
 
+def scal_to_mat_keys(variant: str, n: int) -> bool:
+    """Whether ScalToMat is a key switch: only when the computation's matrices are n × n with
+    n > 1. At n = 1 (and in the pack variants, which compute with n = 1) the matrix secret is
+    the scalar secret itself (keys.hpp), so ScalToMat is the identity: no key, no error."""
+    return variant not in ("pack", "stream_pack") and n > 1
+
+
 def direct_first(variant: str, n: int) -> bool:
     """The client encrypts the first-dimension cts under the computation secret (no ScalToMat on
     them): the stream variants whose computation matrices are 1×1 (stream_pack, or stream with
@@ -281,23 +291,25 @@ def chain(variant: str, d: int, q: int, sigma2: float, var_s: float, n: int, nu_
         s_left = h * ksm_r + (h - 1.0) * ksm_l  # their structured parts
         s_right = (big_r - 1.0) * ksm_r
     # ScalToMat: entry (i, i) v_left + ks_c, the n − 1 others ks_c (one key error per row);
-    # none for direct first-dimension cts (uploaded under s_c: the fresh error only)
-    ks_first = 0.0 * ks_c if direct_first(variant, n) else ks_c
+    # none at n = 1 (the identity; direct first-dimension cts: the fresh error only)
+    keyed = 1.0 if scal_to_mat_keys(variant, n) else 0.0
+    s2m = keyed * ks_c
+    ks_first = s2m
     v_conv = (v_left + nc * ks_first) / nc
     # RegevToGSW block 0: −s·(digit ct error) + 2·t_conv digits (of a and of b) × key errors
     v_top = d * var_s * v_right + 2.0 * ks_c
-    v_r2g = (v_top + v_right + nc * ks_c) / (nc + 1)  # block 0 and n ScalToMat blocks
+    v_r2g = (v_top + v_right + nc * s2m) / (nc + 1)  # block 0 and n ScalToMat blocks
     a = 2.0**nu_1 if rows is None else float(rows)
     # Σ_i C_i·D_i: one ct per stored row (2^ν1 at most) × d coefficient products × the n
     # entries of a row (one diagonal)
     v_inc = a * d * db_coeff_sq(p) * (v_left + nc * ks_first)
     # the ScalToMat key errors are shared by all 2^ν1 cts: with digit mean μ_k and data mean
     # μ_D, Σ_i g_i·D_i has the mean polynomial 2^ν1·μ_k·μ_D·Σ_j (2j + 2 − d)x^j
-    coh_c = 0.0 * mean_c if direct_first(variant, n) else mean_c
+    coh_c = keyed * mean_c
     v_coh = nc * sigma2 * (a * DB_COEFF_MEAN) ** 2 * coh_c * d * (d * d + 2.0) / 3.0
     v_fd = v_inc + v_coh
     # external product: GSW error × (n+1)·t_gsw digit polys of the uniform ct entries
-    v_gsw_row = v_top + v_right + nc * ks_c  # Σ over the n+1 blocks of a GSW error row
+    v_gsw_row = v_top + v_right + nc * s2m  # Σ over the n+1 blocks of a GSW error row
     per_fold = d * sq_g * v_gsw_row
     v_fold = v_fd + nu_2 * per_fold
     # packing: n·t_conv digits × the n packing keys' errors (each row its own), per entry
@@ -307,7 +319,7 @@ def chain(variant: str, d: int, q: int, sigma2: float, var_s: float, n: int, nu_
     # first dimension: data mean × the structured part of the 2^ν1 left cts' errors
     sfd = (a * DB_COEFF_MEAN) ** 2 * d * d * s_left
     # folding: digit means × the GSW error row (structured part: correlated coefficients)
-    s_gsw = d * var_s * s_right + 2.0 * ksm_c + s_right + nc * ksm_c
+    s_gsw = d * var_s * s_right + 2.0 * ksm_c + s_right + nc * keyed * ksm_c
     coh_fold = d * abs_g * abs_g * (v_gsw_row - s_gsw + (nc + 1.0) * d * s_gsw)
     v_rest = v_fd + nu_2 * d * (sq_g - mean_g) * v_gsw_row + extra  # the μ_k² part is in coh
     sd_shared = np.sqrt(sfd) + nu_2 * np.sqrt(coh_fold)

@@ -23,7 +23,8 @@ cost.py (ks(t) ∝ key switch with gadget t):
   expansion        stream: one task per uploaded polynomial; else round r of the expansion, one
                    task per (live ct, residue), the right-gadget cts first
   conversion       one task per ct, the nu_2·t_gsw digit cts (RegevToGSW + ScalToMat) first,
-                   then the 2^nu_1 first-dimension cts (ScalToMat; none for direct_first)
+                   then the 2^nu_1 first-dimension cts (ScalToMat, the identity at n = 1; none
+                   for direct_first)
   first_dimension  instances × prime groups × d/8 slot tiles, equal tasks
   folding          round r: instances · 2^(nu_2−r−1) external products
   packing          instances · n tasks
@@ -43,7 +44,7 @@ from spiralpir.optimizer.models.cost import (
     scalar_fraction,
     stage_seconds,
 )
-from spiralpir.optimizer.models.noise import direct_first
+from spiralpir.optimizer.models.noise import direct_first, scal_to_mat_keys
 from spiralpir.optimizer.params.parameters import Parameters
 
 Job = Sequence[tuple[float, int]]  # runs of (duration of one task, number of tasks), in order
@@ -102,7 +103,10 @@ def stage_jobs(p: Parameters, profile: Profile) -> dict[str, list[Job]]:
                 run = [(L * ks_residue(p.t_exp_right), right), (L * ks_residue(p.t_exp_left), left)]
             jobs["expansion"].append([x for x in run if x[1] > 0])
     first = 0 if direct_first(p.variant, nc) else rows
-    conv = [((nc + 1) * (nc + 2) * p.t_conv, digits), ((nc + 1) * nc * p.t_conv, first)]
+    if scal_to_mat_keys(p.variant, p.n):
+        conv = [((nc + 1) * (nc + 2) * p.t_conv, digits), ((nc + 1) * nc * p.t_conv, first)]
+    else:  # ScalToMat the identity: a first-dimension task is one forward NTT (~2 key columns)
+        conv = [((nc + 1) * 2 * p.t_conv + 2, digits), (2, first)]
     jobs["conversion"].append([x for x in conv if x[1] > 0] or [(1.0, 1)])
     groups = (L + 1) // 2
     jobs["first_dimension"].append([(1.0, inst_c * groups * max(1, p.poly_len // 8))])

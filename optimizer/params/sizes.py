@@ -22,14 +22,14 @@ def ceil_div(a: int, b: int) -> int:
 def pp_polys(p: Parameters) -> int:
     """Polynomials (mod q, seed-compressed) in the public parameters (FORMATS.md §3, §7:
     stream variants carry no expansion keys, pack variants convert with n = 1 and add n·n·t_conv
-    packing-key polynomials)."""
+    packing-key polynomials; ScalToMat keys only when the computation's n > 1)."""
     stream = p.variant in ("stream", "stream_pack")
     pack = p.variant in ("pack", "stream_pack")
     nc = 1 if pack else p.n
     expansion = (p.rounds - 1) * p.t_exp_left + p.rounds_right * p.t_exp_right
     return (
         (0 if stream else expansion)
-        + nc * nc * p.t_conv
+        + (nc * nc * p.t_conv if nc > 1 else 0)
         + 2 * nc * p.t_conv
         + (p.n * p.n * p.t_conv if pack else 0)
     )

@@ -42,7 +42,7 @@ def lower_bounds(s: Structure, options: Options, profile: Profile) -> tuple[floa
     a = float(1 << nu1)
     v_left = sigma2 if stream else 2.0 * a * sigma2 + a * ks_min + (a - 1.0) * ks_min
     e_d = noise.db_coeff_sq(p)
-    ks_first = 0.0 if noise.direct_first(variant, n) else nc * ks_min  # ScalToMat (or none)
+    ks_first = nc * ks_min if noise.scal_to_mat_keys(variant, n) else 0.0  # ScalToMat (n > 1)
     v_fd = s.rows * d * e_d * (v_left + ks_first)  # one summand per stored row
     # v_right ≥ σ² (R ≥ 1 round of fresh noise doubling; fresh for the stream variants)
     v_fold_min = v_fd + nu2 * fold_min * (sigma2 + nc * ks_min)

@@ -176,10 +176,11 @@ def evaluate(s: Structure, records: int, record_size: int, options: Options,
     vmax = _vmax(coeffs, options.correctness_log2)
     qi = ring.modulus.q
     allowed = _allowed(d, qi, sigma2, nc, nu1, nu2, (q1 / q) ** 2, e_d, vmax, s.rows)
+    if nc == 1:  # no ScalToMat: t_conv no longer enters the first dimension
+        allowed = (*allowed[:2], _direct_conv_lengths(d, qi, sigma2, n, nu2, pack,
+                                                      (q1 / q) ** 2, vmax), allowed[3])
     if stream:
         tc = allowed[2]
-        if noise.direct_first(variant, n):  # t_conv no longer enters the first dimension
-            tc = _direct_conv_lengths(d, qi, sigma2, nc, n, nu2, pack, (q1 / q) ** 2, vmax)
         # expansion gadgets unused; with ν2 = 0 there are no GSW digits, so t_gsw changes
         # nothing: keep one (the shortest) instead of exact ties the search breaks arbitrarily
         allowed = ((1,), (1,), tc, allowed[3][:1] if nu2 == 0 else allowed[3])
@@ -210,7 +211,8 @@ def evaluate(s: Structure, records: int, record_size: int, options: Options,
 
     # --- sizes (params/sizes.py) ---
     exp_polys = (rounds - 1) * g.tl + big_r * g.tr
-    pp_polys = (0 if stream else exp_polys) + (nc * nc + 2 * nc) * g.tc + \
+    s2m_polys = nc * nc if nc > 1 else 0  # ScalToMat keys (none at n = 1: sizes.pp_polys)
+    pp_polys = (0 if stream else exp_polys) + (s2m_polys + 2 * nc) * g.tc + \
         (n * n * g.tc if pack else 0)
     params_bytes = 64 + -(-(pp_polys * d * qb) // 8)
     response = 32 + -(-(inst * d * (n * q2b + n * n * (pb + 2))) // 8)
@@ -223,11 +225,11 @@ def evaluate(s: Structure, records: int, record_size: int, options: Options,
                              profile)
 
 
-def _direct_conv_lengths(d: int, q: int, sigma2: float, nc: int, n: int, nu2: int, pack: bool,
+def _direct_conv_lengths(d: int, q: int, sigma2: float, n: int, nu2: int, pack: bool,
                          qq: float, vmax: float) -> tuple[int, ...]:
-    """The t_conv lengths whose OWN noise terms stay below the budget when the first dimension
-    has no ScalToMat (noise.direct_first): RegevToGSW's key switches reach the final variance
-    through folding (each fold ≥ d·min_t E[g_t²]·(nc + 2)·v_ks(t_conv)), packing adds
+    """The t_conv lengths whose OWN noise terms stay below the budget when the computation's
+    n is 1 (no ScalToMat, noise.scal_to_mat_keys): RegevToGSW's key switches reach the final
+    variance through folding (each fold ≥ d·min_t E[g_t²]·2·v_ks(t_conv)), packing adds
     n·v_ks(t_conv). Every other term is non-negative, so dropping a longer-failing length is
     exact (as `_allowed`)."""
     ts = gadget_lengths(q.bit_length())
@@ -235,7 +237,7 @@ def _direct_conv_lengths(d: int, q: int, sigma2: float, nc: int, n: int, nu2: in
 
     def own(t: int) -> float:
         ks = float(noise.keyswitch_variance(t, q, d, sigma2))
-        return qq * max(nu2 * fold_min * (nc + 2) * ks, n * ks if pack else 0.0)
+        return qq * max(nu2 * fold_min * 2 * ks, n * ks if pack else 0.0)
 
     return tuple(t for t in ts if own(t) < vmax) or ts[-1:]
 

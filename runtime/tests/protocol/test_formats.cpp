@@ -87,7 +87,8 @@ void check_real_sizes() {
   for (const auto* obj : {&pp, &q, &st}) {
     ASSERT_GE(obj->size(), kHeaderBytes);
     EXPECT_EQ(std::memcmp(obj->data(), "SPRL", 4), 0);
-    EXPECT_EQ(detail::get_le(obj->data() + 4, 2), obj == &q ? 2u : 1u);  // FORMATS.md §1: query version 2
+    // FORMATS.md §1: query and public parameters version 2
+    EXPECT_EQ(detail::get_le(obj->data() + 4, 2), obj == &st ? 1u : 2u);
     EXPECT_EQ(std::memcmp(obj->data() + 8, params_hash<P>().data(), 8), 0);
     EXPECT_EQ(detail::get_le(obj->data() + 16, 8), obj->size() - kHeaderBytes);
   }

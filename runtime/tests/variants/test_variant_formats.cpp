@@ -30,12 +30,12 @@ TEST(VariantFormats, ReferenceSizes) {
   EXPECT_EQ(Derived<stream_2e20>::query_polys, 560u);
   EXPECT_EQ(Derived<stream_2e20>::query_bytes, 8028224u);
   EXPECT_EQ(Derived<stream_2e20>::response_bytes, 20512u);
-  EXPECT_EQ(Derived<pack_2e20>::pp_polys, 492u);
-  EXPECT_EQ(Derived<pack_2e20>::public_params_bytes, 7053376u);
+  EXPECT_EQ(Derived<pack_2e20>::pp_polys, 488u);
+  EXPECT_EQ(Derived<pack_2e20>::public_params_bytes, 6996032u);
   EXPECT_EQ(Derived<pack_2e20>::query_bytes, 14400u);
   EXPECT_EQ(Derived<pack_2e20>::response_bytes, 20512u);
-  EXPECT_EQ(Derived<streampack_2e20>::pp_polys, 28u);
-  EXPECT_EQ(Derived<streampack_2e20>::public_params_bytes, 401472u);
+  EXPECT_EQ(Derived<streampack_2e20>::pp_polys, 24u);
+  EXPECT_EQ(Derived<streampack_2e20>::public_params_bytes, 344128u);
   EXPECT_EQ(Derived<streampack_2e20>::query_bytes, 8028224u);
   EXPECT_EQ(Derived<streampack_2e14>::query_polys, 557u);
   EXPECT_EQ(Derived<streampack_2e14>::query_bytes, 7985216u);

@@ -113,9 +113,14 @@ inline constexpr std::uint16_t kDbFormatVersion = 3;
 /// with n = 1) carries its first-dimension cts under the computation secret (FORMATS.md §7);
 /// a version-1 query of such parameters would decode wrongly, so every version-1 query is rejected
 inline constexpr std::uint16_t kQueryFormatVersion = 2;
+/// version 2 of the public parameters: no ScalToMat keys when the computation's n is 1 (its
+/// matrix secret is then the scalar secret, keys.hpp); version 1 had them, and its clients'
+/// responses would decode wrongly under version-2 conversion, so version 1 is rejected
+inline constexpr std::uint16_t kPublicParamsFormatVersion = 2;
 inline constexpr std::uint16_t format_version(ObjectKind k) {
   return k == ObjectKind::preprocessed_db ? kDbFormatVersion
          : k == ObjectKind::query         ? kQueryFormatVersion
+         : k == ObjectKind::public_params ? kPublicParamsFormatVersion
                                           : kFormatVersion;
 }
 inline constexpr std::size_t kHeaderBytes = 32;

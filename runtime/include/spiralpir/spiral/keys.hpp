@@ -7,11 +7,14 @@
 // Conventions (FORMATS.md §4 gives the wire order):
 //   * scalar Regev under s_reg: ct = (a, b), phase = b − s_reg·a.
 //   * matrix Regev / GSW under s = s_gsw (n polys), S = [−s | I_n]: a column (a; b_0..b_{n−1})
-//     has phase b_i − s_i·a per row i.
+//     has phase b_i − s_i·a per row i. At n = 1, s_gsw = s_reg: a scalar ct is then already a
+//     2×1 matrix Regev ct, so ScalToMat is the identity and has no keys (RegevToGSW's key
+//     encrypts s_reg² under s_reg, as a BFV relinearization key does; the expansion keys are
+//     already encryptions of τ(s_reg) under s_reg).
 //   * every key column has a uniformly random `a` regenerated from the public-params seed
 //     (stream id = column index) and n (or 1) rows b = a·s + e + message.
 //   Expansion key of round r (automorphism τ_k, k = d/2^r + 1), digit j: phase −τ_k(s_reg)·z^j.
-//   ScalToMat key, column i·t_conv + k: phase −s_reg·z^k·e_i (row i only).
+//   ScalToMat key (n > 1), column i·t_conv + k: phase −s_reg·z^k·e_i (row i only).
 //   RegevToGSW key, column k < t_conv: phase s·s_reg·z^k; column t_conv + k: phase −s·z^k.
 #pragma once
 
@@ -41,11 +44,13 @@ struct KeyLayout {
   static constexpr std::size_t left_begin = 0;
   static constexpr std::size_t right_begin = left_begin + std::size_t{left_rounds} * P::t_exp_left;
   static constexpr std::size_t s2m_begin = right_begin + std::size_t{right_rounds} * P::t_exp_right;
-  static constexpr std::size_t r2g_begin = s2m_begin + std::size_t{P::n} * P::t_conv;
+  /// ScalToMat keys only for n > 1: at n = 1 the matrix secret is s_reg itself (SecretKey)
+  static constexpr std::size_t s2m_columns = P::n > 1 ? std::size_t{P::n} * P::t_conv : 0;
+  static constexpr std::size_t r2g_begin = s2m_begin + s2m_columns;
   static constexpr std::size_t num_columns = r2g_begin + 2 * std::size_t{P::t_conv};
   static constexpr std::size_t num_b_polys =
       std::size_t{left_rounds} * P::t_exp_left + std::size_t{right_rounds} * P::t_exp_right +
-      std::size_t{P::n} * (std::size_t{P::n} * P::t_conv + 2 * std::size_t{P::t_conv});
+      std::size_t{P::n} * s2m_columns + std::size_t{P::n} * 2 * P::t_conv;
   static_assert(num_b_polys == D::pp_polys, "public-params layout disagrees with FORMATS.md");
 
   static std::size_t left_col(unsigned r, unsigned j) { return left_begin + std::size_t{r - 1} * P::t_exp_left + j; }
@@ -87,9 +92,14 @@ struct SecretKey {
     SecretKey k;
     k.s_reg = sample_secret(rng, g);  // move-assigned into zero polys: nothing unwiped is freed
     k.s_reg_ntt = to_ntt(k.s_reg);
-    for (unsigned i = 0; i < P::n; ++i) {
-      k.s.push_back(sample_secret(rng, g));
-      k.s_ntt.push_back(to_ntt(k.s.back()));
+    if constexpr (P::n == 1) {  // one secret: ScalToMat is the identity (no ScalToMat keys)
+      k.s.push_back(k.s_reg);
+      k.s_ntt.push_back(k.s_reg_ntt);
+    } else {
+      for (unsigned i = 0; i < P::n; ++i) {
+        k.s.push_back(sample_secret(rng, g));
+        k.s_ntt.push_back(to_ntt(k.s.back()));
+      }
     }
     return k;
   }

@@ -173,8 +173,9 @@ struct Derived {
   static constexpr unsigned n_comp = is_pack ? 1u : n;
   static constexpr std::uint64_t expansion_polys =
       std::uint64_t{rounds - 1} * P::t_exp_left + std::uint64_t{rounds_right} * P::t_exp_right;
+  // ScalToMat keys only for n_comp > 1 (at 1 the matrix secret is the scalar one: keys.hpp)
   static constexpr std::uint64_t conversion_polys =
-      std::uint64_t{n_comp} * n_comp * P::t_conv + std::uint64_t{2} * n_comp * P::t_conv;
+      (n_comp > 1 ? std::uint64_t{n_comp} * n_comp * P::t_conv : 0) + std::uint64_t{2} * n_comp * P::t_conv;
   static constexpr std::uint64_t packing_polys = is_pack ? std::uint64_t{n} * n * P::t_conv : 0;
   static constexpr std::uint64_t pp_polys = (is_stream ? 0 : expansion_polys) + conversion_polys + packing_polys;
   static constexpr std::uint64_t public_params_bytes =

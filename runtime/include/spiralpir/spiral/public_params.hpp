@@ -138,8 +138,8 @@ struct PublicKeys {
       for (unsigned r = 0; r < DC::rounds_right; ++r)
         expansion_key(r, P::t_exp_right, DC::bits_exp_right, LC::right_col(r, 0));
     }
-    // ScalToMat: column i·t_conv + k, phase −s_reg·z^k·e_i
-    for (unsigned i = 0; i < C::n; ++i)
+    // ScalToMat (n > 1): column i·t_conv + k, phase −s_reg·z^k·e_i
+    for (unsigned i = 0; i < (C::n > 1 ? C::n : 0); ++i)
       for (unsigned k = 0; k < P::t_conv; ++k) {
         const Pn a = uniform_poly_ntt<R>(seed, LC::s2m_begin + std::size_t{i} * P::t_conv + k);
         Pn m = scalar_mul(sk.s_reg_ntt, neg_pow(DC::bits_conv, k));

@@ -260,8 +260,8 @@ struct ServerStages {
     for (std::size_t g = 0; g < n_digits; ++g) digits.push_back(take(2 * g + 1));
   }
 
-  /// ScalToMat from precomputed conv digits of a (NTT, dig_a[0..t_conv)) and b: column i < n
-  /// of the (n+1)×n matrix Regev ct is written to column col(i) of out.
+  /// ScalToMat (n > 1) from precomputed conv digits of a (NTT, dig_a[0..t_conv)) and b: column
+  /// i < n of the (n+1)×n matrix Regev ct is written to column col(i) of out.
   template <class Col>
   static void scal_to_mat_into(const Pn* dig_a, const Pn& b_ntt, const ExpandedPublicParams<P>& pp, MatN& out,
                                Col&& col) {
@@ -276,6 +276,14 @@ struct ServerStages {
           });
       out.at(i + 1, c) += b_ntt;
     }
+  }
+
+  /// ScalToMat at n = 1: the matrix secret [−s | 1] is [−s_reg | 1] (keys.hpp), so the scalar
+  /// ct (a, b) is already the 2×1 matrix Regev ct (a; b): column c of out, a in the NTT domain.
+  static void scal_to_mat_identity(const RegevCt<R>& ct, MatN& out, std::size_t c) {
+    static_assert(n == 1, "ScalToMat is a key switch for n > 1");
+    out.at(0, c) = to_ntt(ct.a);
+    out.at(1, c) = ct.b;
   }
 
   /// Where convert() puts the first-dimension matrices: every one in a vector (unstored rows as
@@ -322,17 +330,24 @@ struct ServerStages {
           sink.unstored(i);
           return;
         }
-        MatN& m = sink.row(i);  // scal_to_mat_into writes every column
-        gadget_decompose_ntt_into<R>(first[i].a, D::bits_conv, P::t_conv, dig.data(), 1);
-        scal_to_mat_into(dig.data(), first[i].b, pp, m, [](unsigned c) { return std::size_t{c}; });
+        MatN& m = sink.row(i);  // every column is written
+        if constexpr (n == 1) {
+          scal_to_mat_identity(first[i], m, 0);
+        } else {
+          gadget_decompose_ntt_into<R>(first[i].a, D::bits_conv, P::t_conv, dig.data(), 1);
+          scal_to_mat_into(dig.data(), first[i].b, pp, m, [](unsigned c) { return std::size_t{c}; });
+        }
         sink.written(i);
         return;
       }
       const std::size_t g = task, f = g / P::t_gsw, k = g % P::t_gsw;
       if (!split.owns(g)) return;
       MatN& G = gsw[f];
-      gadget_decompose_ntt_into<R>(digits[g].a, D::bits_conv, P::t_conv, dig.data(), 1);
-      scal_to_mat_into(dig.data(), digits[g].b, pp, G, [&](unsigned i) { return (i + 1) * std::size_t{P::t_gsw} + k; });
+      gadget_decompose_ntt_into<R>(digits[g].a, D::bits_conv, P::t_conv, dig.data(), 1);  // RegevToGSW's too
+      if constexpr (n == 1)
+        scal_to_mat_identity(digits[g], G, P::t_gsw + k);
+      else
+        scal_to_mat_into(dig.data(), digits[g].b, pp, G, [&](unsigned i) { return (i + 1) * std::size_t{P::t_gsw} + k; });
       gadget_decompose_ntt_into<R>(from_ntt(digits[g].b), D::bits_conv, P::t_conv, dig.data() + P::t_conv, 1);
       std::array<Pn*, n + 1> outs;
       for (unsigned row = 0; row <= n; ++row) outs[row] = &G.at(row, k);
