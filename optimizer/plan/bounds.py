@@ -56,7 +56,7 @@ def lower_bounds(s: Structure, options: Options, profile: Profile) -> tuple[floa
     mins = None
     if not stream:
         allowed = _allowed(d, ring.modulus.q, sigma2, nc, nu1, nu2, (q1 / q) ** 2, e_d, vmax,
-                           s.rows)
+                           s.rows, n if pack else 0)
         mins = (min(allowed[0]), min(allowed[1]), min(allowed[2]), min(allowed[3]))
     one_time, per_db = time_lower_bound(variant, s, t_min, profile, options.query_buckets,
                                         mins)

@@ -11,9 +11,11 @@ models/cost.py's own (array-capable) formula. What changes per variant
   v_left = v_right = σ²; no expansion time; public params = conversion keys (+ packing keys);
   query = 2^ν1 + ν2·t_gsw polynomials. t_exp_left/t_exp_right are unused (fixed to the
   shortest length, 1). With a 1×1 computation matrix (stream_pack, stream with n = 1:
-  noise.direct_first) the first-dimension cts are encrypted under the computation secret and
-  skip ScalToMat: t_conv then only enters through RegevToGSW (folding) and packing, so its
-  admissible lengths are filtered on those terms (`_direct_conv_lengths`).
+  noise.direct_first) the first-dimension cts are encrypted under the computation secret.
+* every 1×1 computation (n = 1, and the pack variants): ScalToMat is the identity
+  (noise.scal_to_mat_keys), so t_conv only enters through RegevToGSW (folding) and packing,
+  and its admissible lengths are filtered on those terms (`_direct_conv_lengths`); the public
+  params hold no ScalToMat key.
 * pack (pack, stream_pack): the server computes with n_comp = 1 over n² sub-databases
   (instances·n² computation instances), then packs the n² scalar responses of each instance
   into one (n+1)×n matrix Regev ciphertext: n key switches of t_conv digits per packed entry
@@ -104,13 +106,16 @@ def _grid(d: int, q: int, sigma2: float,
 
 @cache
 def _allowed(d: int, q: int, sigma2: float, n: int, nu1: int, nu2: int, qq: float,
-             e_d: float, vmax: float, rows: int) -> tuple[tuple[int, ...], ...]:
+             e_d: float, vmax: float, rows: int, pack_n: int = 0
+             ) -> tuple[tuple[int, ...], ...]:
     """Per gadget dimension, the lengths whose OWN noise term stays below the budget.
 
     Every term of the final Gaussian variance is non-negative, so a length whose single term
-    (its first-dimension share for t_exp_left/t_exp_right/t_conv, its folding share with every
-    other factor at its minimum for t_gsw) already exceeds `vmax` can never be correct;
-    dropping it is exact. qq = (q1/q)²; rows: the stored rows (the first dimension's summands).
+    (its first-dimension share for t_exp_left/t_exp_right/t_conv — at n = 1 t_conv's own
+    terms are RegevToGSW's and packing's instead, `_direct_conv_lengths` —, its folding share
+    with every other factor at its minimum for t_gsw) already exceeds `vmax` can never be
+    correct; dropping it is exact. n: the computation's; qq = (q1/q)²; rows: the stored rows
+    (the first dimension's summands); pack_n: the pack variants' response n (else 0).
     """
     ts = gadget_lengths(q.bit_length())
     a = float(1 << nu1)
@@ -121,7 +126,10 @@ def _allowed(d: int, q: int, sigma2: float, n: int, nu1: int, nu2: int, qq: floa
 
     tl = tuple(t for t in ts if c_fd * (a - 1.0) * ks(t) < vmax) or ts[-1:]
     tr = tuple(t for t in ts if c_fd * a * ks(t) < vmax) or ts[-1:]
-    tc = tuple(t for t in ts if c_fd * n * ks(t) < vmax) or ts[-1:]
+    if n == 1:  # ScalToMat the identity: t_conv does not enter the first dimension
+        tc = _direct_conv_lengths(d, q, sigma2, nu2, pack_n, qq, vmax)
+    else:
+        tc = tuple(t for t in ts if c_fd * n * ks(t) < vmax) or ts[-1:]
     rest_min = sigma2 + n * min(ks(t) for t in ts)  # v_top + v_right + n·ks_c ≥ this
     tg = tuple(t for t in ts if qq * nu2 * d * noise.digit_moments(t, q)[0] * rest_min < vmax) \
         or ts[-1:]
@@ -175,10 +183,8 @@ def evaluate(s: Structure, records: int, record_size: int, options: Options,
     coeffs = inst * n * n * d
     vmax = _vmax(coeffs, options.correctness_log2)
     qi = ring.modulus.q
-    allowed = _allowed(d, qi, sigma2, nc, nu1, nu2, (q1 / q) ** 2, e_d, vmax, s.rows)
-    if nc == 1:  # no ScalToMat: t_conv no longer enters the first dimension
-        allowed = (*allowed[:2], _direct_conv_lengths(d, qi, sigma2, n, nu2, pack,
-                                                      (q1 / q) ** 2, vmax), allowed[3])
+    allowed = _allowed(d, qi, sigma2, nc, nu1, nu2, (q1 / q) ** 2, e_d, vmax, s.rows,
+                       n if pack else 0)
     if stream:
         tc = allowed[2]
         # expansion gadgets unused; with ν2 = 0 there are no GSW digits, so t_gsw changes
@@ -225,19 +231,19 @@ def evaluate(s: Structure, records: int, record_size: int, options: Options,
                              profile)
 
 
-def _direct_conv_lengths(d: int, q: int, sigma2: float, n: int, nu2: int, pack: bool,
-                         qq: float, vmax: float) -> tuple[int, ...]:
+def _direct_conv_lengths(d: int, q: int, sigma2: float, nu2: int, pack_n: int, qq: float,
+                         vmax: float) -> tuple[int, ...]:
     """The t_conv lengths whose OWN noise terms stay below the budget when the computation's
     n is 1 (no ScalToMat, noise.scal_to_mat_keys): RegevToGSW's key switches reach the final
     variance through folding (each fold ≥ d·min_t E[g_t²]·2·v_ks(t_conv)), packing adds
-    n·v_ks(t_conv). Every other term is non-negative, so dropping a longer-failing length is
-    exact (as `_allowed`)."""
+    pack_n·v_ks(t_conv). Every other term is non-negative, so dropping a longer-failing length
+    is exact (as `_allowed`)."""
     ts = gadget_lengths(q.bit_length())
     fold_min = min(d * noise.digit_moments(t, q)[0] for t in ts)
 
     def own(t: int) -> float:
         ks = float(noise.keyswitch_variance(t, q, d, sigma2))
-        return qq * max(nu2 * fold_min * 2 * ks, n * ks if pack else 0.0)
+        return qq * max(nu2 * fold_min * 2 * ks, pack_n * ks)
 
     return tuple(t for t in ts if own(t) < vmax) or ts[-1:]
 

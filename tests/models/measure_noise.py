@@ -1,6 +1,7 @@
 """Re-measure the noise model's reference data with the runtime's noise hook.
 
     python tests/models/measure_noise.py [--build-dir build/noise] [--list] [NAME ...]
+    python tests/models/measure_noise.py --file REFERENCE.json [--repeat N]
 
 For each named parameter set (SETS below; default: all), this generates a build
 (`spiralpir generate` into BUILD/gen), compiles only its benchmark executable (`spiralpir
@@ -337,18 +338,21 @@ def measure(name: str, build_dir: Path, jobs: int) -> Path:
     return out
 
 
-def remeasure_file(path: Path, build_dir: Path, jobs: int) -> Path:
+def remeasure_file(path: Path, build_dir: Path, jobs: int, repeat: int = 1) -> Path:
     """Re-take a stored reference that is not one of SETS (tests/models/data/measured_variants/: the
-    variant builds' CI twins) from the parameter literal it holds: one run of the generated
-    bench with --noise (as its original command), the file rewritten in place with this
-    command and commit."""
+    variant builds' CI twins) from the parameter literal it holds: `repeat` runs of the
+    generated bench with --noise (as its original command; several runs pooled as for SETS:
+    errors shared through the keys change with every client), the file rewritten in place with
+    this command and commit."""
     doc = json.loads(path.read_text())
     name = path.stem
     extra = _IMPLICIT if doc["bench"].get("implicit_db") else []
-    params, cmd, report = _bench(name, doc["params"], extra, 1, build_dir, jobs)
+    params, cmd, report = _bench(name, doc["params"], extra, repeat, build_dir, jobs)
+    pooled = f"noise pooled over {repeat} runs of: " if repeat > 1 else ""
     doc.update({
-        "command": (f"python tests/models/measure_noise.py --file {path.relative_to(REPO)}  "
-                    f"(the literal stored there; <{name}_bench> {' '.join(cmd[1:])})"),
+        "command": (f"python tests/models/measure_noise.py --file {path.relative_to(REPO)}"
+                    f"{f' --repeat {repeat}' if repeat > 1 else ''}  (the literal stored there; "
+                    f"{pooled}<{name}_bench> {' '.join(cmd[1:])})"),
         "commit": _commit(),
         "params": params.to_literal(),
         "bench": report,
@@ -363,12 +367,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--build-dir", type=Path, default=REPO / "build" / "noise")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="runs pooled per --file reference (SETS fix their own)")
     ap.add_argument("--file", type=Path, action="append", default=[],
                     help="re-measure a stored reference from its own parameter literal "
                          "(e.g. tests/models/data/measured_variants/*.json); repeatable")
     a = ap.parse_args(argv)
     for path in a.file:
-        print(remeasure_file(path.resolve(), a.build_dir.resolve(), a.jobs), flush=True)
+        print(remeasure_file(path.resolve(), a.build_dir.resolve(), a.jobs, a.repeat), flush=True)
     if a.file and not a.names:
         return 0
     if a.list:

@@ -206,19 +206,18 @@ def _mean(matrix: list[list[float]]) -> float:
 @pytest.mark.parametrize("n", [1, 2, 3])
 def test_conversions_by_their_entries(variant: str, n: int) -> None:
     """ScalToMat: an n×n matrix, the diagonal the scalar ct's error plus one key-switch row,
-    the rest key-switch rows only (none at all when the client uploads the first-dimension cts
-    under the computation secret: noise.direct_first). RegevToGSW: each of n rows holds block 0
-    (−s·digit-ct error over d coefficients plus the 2·t_conv key digits of a and b) and a
-    ScalToMat row of the digit ct. The pack variants compute with n = 1."""
+    the rest key-switch rows only; at n = 1 the identity, no key-switch error at all (the
+    matrix secret is the scalar secret: noise.scal_to_mat_keys). RegevToGSW: each of n rows
+    holds block 0 (−s·digit-ct error over d coefficients plus the 2·t_conv key digits of a
+    and b) and a ScalToMat row of the digit ct. The pack variants compute with n = 1."""
     c = _chain(variant, n=n)
     nc = 1 if variant in ("pack", "stream_pack") else n
     ks_c = _ks(4)
-    direct = variant == "stream_pack" or (variant == "stream" and n == 1)
-    key = 0.0 if direct else ks_c
+    key = 0.0 if nc == 1 else ks_c
     scal = [[float(c.v_left) + key if i == j else key for j in range(nc)] for i in range(nc)]
     assert float(c.v_conv) == pytest.approx(_mean(scal), rel=1e-12)
     top = D * SIGMA2 * float(c.v_right) + 2 * ks_c
-    gsw = [[top] + [float(c.v_right) + ks_c if i == j else ks_c for j in range(nc)]
+    gsw = [[top] + [float(c.v_right) + key if i == j else key for j in range(nc)]
            for i in range(nc)]
     assert float(c.v_r2g) == pytest.approx(_mean(gsw), rel=1e-12)
     # one external product: the GSW error's n+1 entries of a row times t_gsw digits each
@@ -314,7 +313,8 @@ def test_failure_variance_replays_the_shared_bounds(variant: str) -> None:
         v_right = float(c.v_right)
         s_right = 0.0 if stream else _expand(4, ksm_r, ksm_r, 0.0)
         top, s_top = D * SIGMA2 * v_right + 2 * ks_c, D * SIGMA2 * s_right + 2 * ksm_c
-        row, s_row = top + v_right + nc * ks_c, s_top + s_right + nc * ksm_c
+        keyed = 0.0 if nc == 1 else 1.0  # ScalToMat the identity at n = 1
+        row, s_row = top + v_right + keyed * nc * ks_c, s_top + s_right + keyed * nc * ksm_c
         fold_bound = D * abs_g**2 * (row - s_row + (nc + 1) * D * s_row)
         extra = 2 * ks_c if variant in ("pack", "stream_pack") else 0.0
         v_rest = float(c.v_fd) + nu_2 * D * (sq_g - mean_g) * row + extra

@@ -37,9 +37,9 @@ PAPER_100KB.pop("instances")
 
 @pytest.mark.parametrize("lit,variant,pp,query,resp", [
     (PAPER_EXAMPLE, "stream", 458_816, 8_028_224, 20_512),
-    (PAPER_EXAMPLE, "pack", 7_053_376, 14_400, 20_512),
-    (PAPER_EXAMPLE, "stream_pack", 401_472, 8_028_224, 20_512),
-    (PAPER_100KB, "stream_pack", 401_472, 7_985_216, 264_224),
+    (PAPER_EXAMPLE, "pack", 6_996_032, 14_400, 20_512),
+    (PAPER_EXAMPLE, "stream_pack", 344_128, 8_028_224, 20_512),
+    (PAPER_100KB, "stream_pack", 344_128, 7_985_216, 264_224),
     (PAPER_EXAMPLE, "spiral", 7_110_720, 14_400, 20_512),
 ])
 def test_sizes_equal_formats_reference(lit: dict, variant: str, pp: int, query: int,
@@ -72,17 +72,21 @@ def test_scalar_noise_and_cost_by_variant() -> None:
     assert fd_p * 3 == fd_v * 2
 
 
-@pytest.mark.parametrize("variant,n,direct", [
-    ("stream_pack", 2, True), ("stream_pack", 1, True), ("stream", 1, True), ("stream", 2, False),
-    ("pack", 1, False), ("spiral", 1, False),
+@pytest.mark.parametrize("variant,n,direct,keyed", [
+    ("stream_pack", 2, True, False), ("stream_pack", 1, True, False), ("stream", 1, True, False),
+    ("stream", 2, False, True), ("pack", 1, False, False), ("spiral", 1, False, False),
+    ("spiral", 2, False, True),
 ])
-def test_direct_first_dimension(variant: str, n: int, direct: bool) -> None:
+def test_direct_first_dimension(variant: str, n: int, direct: bool, keyed: bool) -> None:
     """Stream variants with a 1×1 computation matrix upload the first-dimension cts under the
     computation secret (variant.hpp VariantOf::direct_first): their first dimension's input is
-    the fresh error σ² (no ScalToMat key-switch error, no coherent key-error term) and the
-    conversion stage converts only the GSW digits."""
+    the fresh error σ² (no ScalToMat key-switch error, no coherent key-error term). Every
+    1×1 computation (n = 1, the pack variants) converts with the identity ScalToMat: the
+    first-dimension cts keep the expansion's error and cost one forward NTT each; only the
+    GSW digits are decomposed. ScalToMat is a key switch for n > 1 only."""
     base = Parameters.from_literal({**PAPER_EXAMPLE, "n": n, "variant": variant, "records": 2**18})
     assert noise.direct_first(variant, n) is direct
+    assert noise.scal_to_mat_keys(variant, n) is keyed
     sn = stage_variances(base)
     v = sn.variances
     s2 = base.sigma**2
@@ -93,9 +97,13 @@ def test_direct_first_dimension(variant: str, n: int, direct: bool) -> None:
         assert v["conversion"] == pytest.approx(s2)
         e_d = (base.p**2 + 2) / 12
         assert v["first_dimension"] == pytest.approx(base.rows_stored * d * e_d * s2)
+    if not keyed:
+        assert v["conversion"] == pytest.approx(v["expansion"] if not direct else s2)
         assert sn.coherent_fraction == 0.0
         assert ops["decomp"] == digits * 2 * tc * L * d  # RegevToGSW only
         assert ops["compose"] == 2 * digits * L * L * d
+        assert ops["ntt"] == (0 if direct else base.rows_stored) * L \
+            + digits * (2 * tc + 2) * L
     else:
         assert v["conversion"] > 2**10 * s2  # the ScalToMat key switch
         assert ops["decomp"] == (base.rows_stored + 2 * digits) * tc * L * d
