@@ -39,7 +39,10 @@ W = 4
 @pytest.fixture(scope="module")
 def packed_build(tmp_path_factory: pytest.TempPathFactory) -> Build:
     doc = json.loads((DEMO / "params.json").read_text())
-    doc["params"]["query_buckets"] = G  # the same ring: its security report still holds
+    # the demo's ring (its security report still holds) over a 2^6 × 2^6 hypercube, whose
+    # noise has room for the deeper expansion of G buckets (2^7 rows would need longer
+    # expansion gadgets)
+    doc["params"].update(nu_1=6, nu_2=6, t_gsw=4, t_conv=3, t_exp_right=6, query_buckets=G)
     params = Parameters.from_literal(doc["params"])
     assert log2_failure(params) <= -40  # the deeper expansion's noise
     src = codegen.generate_from_document("demo_packed", doc, tmp_path_factory.mktemp("gen"))

@@ -159,8 +159,11 @@ def test_a_build_generated_for_sixteen_shards_splits_into_sixteen(
 
 
 def test_shard_counts_outside_the_build_are_one_line_errors(sample: Path, tmp_path: Path) -> None:
+    columns = 1 << json.loads((DEMO / "params.json").read_text())["params"]["nu_2"]
+    assert columns >= 16
     for count, why in ((3, "must be a power of two"), (16, "at most 8 shards; generate it "
-                        "with --max-shards 16"), (128, "at most 2^nu_2 = 64 shards")):
+                        "with --max-shards 16"),
+                       (2 * columns, f"at most 2^nu_2 = {columns} shards")):
         proc = subprocess.run([*CLI, "shard", "--build", str(DEMO), "--db", str(sample),
                                "--shards", str(count), "--out", str(tmp_path / "x")],
                               capture_output=True, text=True, timeout=600)
