@@ -157,8 +157,11 @@ def op_counts(variant: str, d: int, L: int, n: int, nu1: int, nu2: int, inst: in
     nc, inst_c = (1, inst * n * n) if pack else (n, inst)
     a = float(1 << nu1)
     rs = a if rows is None else float(rows)
-    keyed = scal_to_mat_keys(variant, n)  # ScalToMat a key switch (n > 1), else the identity
     a_conv = 0.0 if direct_first(variant, n) else rs  # first-dimension cts converted
+    # ScalToMat a key switch (n > 1) on a_conv cts and every digit ct, else the identity: one
+    # forward NTT of a per ct
+    keyed = 1.0 if scal_to_mat_keys(variant, n) else 0.0
+    a_keyed = keyed * a_conv
     tl, tr, tc, tg = (np.asarray(x, dtype=np.float64) for x in (tl, tr, tc, tg))
     digits = nu2 * tg
     g = float(query_buckets)
@@ -199,11 +202,10 @@ def op_counts(variant: str, d: int, L: int, n: int, nu1: int, nu2: int, inst: in
                       if L >= 3 else zero,
                       "parse": query_polys * L * d},
         "conversion": {
-            "ntt": (a_conv * tc * L if keyed else a_conv * L) + digits * (2 * tc + 2 - keyed) * L,
-            "decomp": ((a_conv if keyed else 0.0) * tc + digits * 2 * tc) * L * d,
-            "compose": ((a_conv if keyed else 0.0) + 2 * digits) * L * L * d,
-            "mac": ((a_conv if keyed else 0.0) * (nc + 1) * nc
-                    + digits * (nc + 1) * (nc * keyed + 2)) * tc * L * d,
+            "ntt": (a_keyed * tc + (a_conv - a_keyed)) * L + digits * (2 * tc + 2 - keyed) * L,
+            "decomp": (a_keyed * tc + digits * 2 * tc) * L * d,
+            "compose": (a_keyed + 2 * digits) * L * L * d,
+            "mac": (a_keyed * (nc + 1) * nc + digits * (nc + 1) * (nc * keyed + 2)) * tc * L * d,
             "tile": zero + a * (nc + 1) * nc * d * L,
         },
         "first_dimension": {"fd": fd_words,

@@ -294,16 +294,15 @@ def chain(variant: str, d: int, q: int, sigma2: float, var_s: float, n: int, nu_
     # ScalToMat: entry (i, i) v_left + ks_c, the n − 1 others ks_c (one key error per row);
     # none at n = 1 (the identity; direct first-dimension cts: the fresh error only)
     keyed = 1.0 if scal_to_mat_keys(variant, n) else 0.0
-    s2m = keyed * ks_c
-    ks_first = s2m
-    v_conv = (v_left + nc * ks_first) / nc
+    s2m = keyed * ks_c  # one ScalToMat key switch's error (0: the identity)
+    v_conv = (v_left + nc * s2m) / nc
     # RegevToGSW block 0: −s·(digit ct error) + 2·t_conv digits (of a and of b) × key errors
     v_top = d * var_s * v_right + 2.0 * ks_c
     v_r2g = (v_top + v_right + nc * s2m) / (nc + 1)  # block 0 and n ScalToMat blocks
     a = 2.0**nu_1 if rows is None else float(rows)
     # Σ_i C_i·D_i: one ct per stored row (2^ν1 at most) × d coefficient products × the n
     # entries of a row (one diagonal)
-    v_inc = a * d * db_coeff_sq(p) * (v_left + nc * ks_first)
+    v_inc = a * d * db_coeff_sq(p) * (v_left + nc * s2m)
     # the ScalToMat key errors are shared by all 2^ν1 cts: with digit mean μ_k and data mean
     # μ_D, Σ_i g_i·D_i has the mean polynomial 2^ν1·μ_k·μ_D·Σ_j (2j + 2 − d)x^j
     coh_c = keyed * mean_c
