@@ -186,10 +186,9 @@ def evaluate(s: Structure, records: int, record_size: int, options: Options,
     allowed = _allowed(d, qi, sigma2, nc, nu1, nu2, (q1 / q) ** 2, e_d, vmax, s.rows,
                        n if pack else 0)
     if stream:
-        tc = allowed[2]
         # expansion gadgets unused; with ν2 = 0 there are no GSW digits, so t_gsw changes
         # nothing: keep one (the shortest) instead of exact ties the search breaks arbitrarily
-        allowed = ((1,), (1,), tc, allowed[3][:1] if nu2 == 0 else allowed[3])
+        allowed = ((1,), (1,), allowed[2], allowed[3][:1] if nu2 == 0 else allowed[3])
     g = _grid(d, qi, sigma2, allowed)
 
     # --- noise (noise.chain: the scalar model's own formulas) ---
