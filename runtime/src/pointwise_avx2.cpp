@@ -127,4 +127,16 @@ void add_mod_avx2(std::uint64_t* out, const std::uint64_t* a, const std::uint64_
   add_mod_native(out + j, a + j, b + j, n - j, p);
 }
 
+void sub_mod_avx2(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,
+                  std::uint64_t p) {
+  const __m256i vp = _mm256_set1_epi64x(static_cast<long long>(p));
+  std::size_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    const __m256i d = _mm256_sub_epi64(_mm256_add_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + j)), vp),
+                                       _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + j)));  // [1, 2p)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + j), csub(d, vp));
+  }
+  sub_mod_native(out + j, a + j, b + j, n - j, p);
+}
+
 }  // namespace spiralpir::detail

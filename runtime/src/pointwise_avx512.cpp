@@ -106,4 +106,15 @@ void add_mod_avx512(std::uint64_t* out, const std::uint64_t* a, const std::uint6
   add_mod_native(out + j, a + j, b + j, n - j, p);
 }
 
+void sub_mod_avx512(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,
+                    std::uint64_t p) {
+  const __m512i vp = _mm512_set1_epi64(static_cast<long long>(p));
+  std::size_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    const __m512i d = _mm512_sub_epi64(_mm512_add_epi64(_mm512_loadu_si512(a + j), vp), _mm512_loadu_si512(b + j));
+    _mm512_storeu_si512(out + j, _mm512_min_epu64(d, _mm512_sub_epi64(d, vp)));  // [1, 2p) → [0, p)
+  }
+  sub_mod_native(out + j, a + j, b + j, n - j, p);
+}
+
 }  // namespace spiralpir::detail

@@ -188,4 +188,29 @@ void add_mod(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b,
   detail::add_mod_native(out, a, b, n, p);
 }
 
+void sub_mod(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n, std::uint64_t p) {
+  sub_mod(out, a, b, n, p, active_path());
+}
+
+void sub_mod(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n, std::uint64_t p,
+             Path path) {
+  detail::check_below(a, n, p, "sub_mod (a)");
+  detail::check_below(b, n, p, "sub_mod (b)");
+  if (p < (1ULL << 62)) {
+    switch (require(path)) {
+#ifdef SPIRALPIR_HAVE_AVX512
+      case Path::avx512:
+        return detail::sub_mod_avx512(out, a, b, n, p);
+#endif
+#ifdef SPIRALPIR_HAVE_AVX2
+      case Path::avx2:
+        return detail::sub_mod_avx2(out, a, b, n, p);
+#endif
+      default:
+        break;
+    }
+  }
+  detail::sub_mod_native(out, a, b, n, p);
+}
+
 }  // namespace spiralpir

@@ -34,6 +34,8 @@ void split_halves_ntt_native(std::uint64_t* cur, const std::uint64_t* tau, std::
                              std::size_t n, std::uint64_t p);
 void add_mod_native(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,
                     std::uint64_t p);
+void sub_mod_native(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,
+                    std::uint64_t p);
 
 void pointwise_mul_native(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,
                           std::uint64_t p, bool accumulate);
@@ -51,6 +53,8 @@ void split_halves_ntt_avx2(std::uint64_t* cur, const std::uint64_t* tau, std::ui
                           const std::uint64_t* w, std::size_t n, const Barrett30& br);
 void add_mod_avx2(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,
                   std::uint64_t p);
+void sub_mod_avx2(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,
+                  std::uint64_t p);
 #endif
 #ifdef SPIRALPIR_HAVE_AVX512
 void pointwise_mul_avx512(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,
@@ -63,6 +67,8 @@ void split_halves_avx512(std::uint64_t* cur, const std::uint64_t* tau, std::uint
 void split_halves_ntt_avx512(std::uint64_t* cur, const std::uint64_t* tau, std::uint64_t* hi,
                           const std::uint64_t* w, std::size_t n, const Barrett30& br);
 void add_mod_avx512(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,
+                    std::uint64_t p);
+void sub_mod_avx512(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,
                     std::uint64_t p);
 #endif
 

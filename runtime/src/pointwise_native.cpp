@@ -66,4 +66,9 @@ void add_mod_native(std::uint64_t* out, const std::uint64_t* a, const std::uint6
   for (std::size_t j = 0; j < n; ++j) out[j] = ct::add_mod(a[j], b[j], p);
 }
 
+void sub_mod_native(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,
+                    std::uint64_t p) {
+  for (std::size_t j = 0; j < n; ++j) out[j] = ct::sub_mod(a[j], b[j], p);
+}
+
 }  // namespace spiralpir::detail

@@ -316,8 +316,9 @@ using SplitKernel = void (*)(u64*, const u64*, u64*, std::size_t, std::size_t, u
 using AddKernel = void (*)(u64*, const u64*, const u64*, std::size_t, u64);
 
 /// hi = x^{-m}·(cur − tau), cur = cur + tau, against the negacyclic shift written out here,
-/// for every shift class (block-aligned or not, straddling blocks) and hi null
-void check_split(const char* what, SplitKernel split, AddKernel add) {
+/// for every shift class (block-aligned or not, straddling blocks) and hi null; the plain sum
+/// and difference over a length off the vector width, in place over their first operand too
+void check_split(const char* what, SplitKernel split, AddKernel add, AddKernel sub) {
   constexpr std::size_t n = 64;
   for (u64 p : {u64{3}, u64{7681}, u64{268369921}, prime(50, 16), (u64{1} << 61) - 1}) {
     for (std::size_t m : {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{4},
@@ -347,6 +348,11 @@ void check_split(const char* what, SplitKernel split, AddKernel add) {
         for (std::size_t j = 0; j <= n; ++j)
           ASSERT_EQ(sum[j], static_cast<u64>((static_cast<u128>(cur[j]) + tau[j]) % p)) << "sum " << j;
         ASSERT_EQ(sum[n + 1], 9u) << "sum past its end";
+        Vec diff = cur;
+        sub(diff.data(), diff.data(), tau.data(), n + 1, p);
+        for (std::size_t j = 0; j <= n; ++j)
+          ASSERT_EQ(diff[j], static_cast<u64>((static_cast<u128>(cur[j]) + p - tau[j]) % p)) << "diff " << j;
+        ASSERT_EQ(diff[n + 1], cur[n + 1]) << "diff past its end";
       }
     }
   }
@@ -358,20 +364,20 @@ TEST(KernelPaths, SplitNative) {
       [](u64* c, const u64* t, u64* h, std::size_t m, std::size_t n, u64 p) {
         detail::split_halves_native(c, t, h, m, n, p, 0, n);
       },
-      detail::add_mod_native);
+      detail::add_mod_native, detail::sub_mod_native);
 }
 
 #ifdef SPIRALPIR_HAVE_AVX2
 TEST(KernelPaths, SplitAvx2) {
   SPIRALPIR_REQUIRE_CPU(cpu_avx2(), "AVX2");
-  check_split("avx2", detail::split_halves_avx2, detail::add_mod_avx2);
+  check_split("avx2", detail::split_halves_avx2, detail::add_mod_avx2, detail::sub_mod_avx2);
 }
 #endif
 
 #ifdef SPIRALPIR_HAVE_AVX512
 TEST(KernelPaths, SplitAvx512) {
   SPIRALPIR_REQUIRE_CPU(cpu_avx512(), "AVX-512 F/DQ/BW/VL");
-  check_split("avx512", detail::split_halves_avx512, detail::add_mod_avx512);
+  check_split("avx512", detail::split_halves_avx512, detail::add_mod_avx512, detail::sub_mod_avx512);
 }
 #endif
 

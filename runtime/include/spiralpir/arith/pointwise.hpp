@@ -7,6 +7,8 @@
 //                                          bounds the number of terms by max_lazy_terms<R>()
 //   reduce_words(a, n, p)                  any 64-bit words → [0, p) (vector paths: p < 2^32)
 //   add_mod(out, a, b, n, p)               out = a + b mod p;       a, b ∈ [0, p), p < 2^63
+//   sub_mod(out, a, b, n, p)               out = a − b mod p;       a, b ∈ [0, p), p < 2^63
+//                                          (both: out may alias a or b; constant time in the words)
 //   split_halves(cur, tau, hi, m, n, p)    the expansion's split of a ct residue: with
 //       u = cur − tau mod p, hi = x^{-m}·u negacyclic over n words (skipped when hi is null;
 //       0 ≤ m < n), then cur = cur + tau mod p; cur, tau ∈ [0, p), p < 2^63
@@ -30,6 +32,7 @@ void pointwise_mul_add(std::uint64_t* acc, const std::uint64_t* a, const std::ui
 void pointwise_mul_add_lazy(std::uint64_t* acc, const std::uint64_t* a, const std::uint64_t* b, std::size_t n);
 void reduce_words(std::uint64_t* a, std::size_t n, std::uint64_t p);
 void add_mod(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n, std::uint64_t p);
+void sub_mod(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n, std::uint64_t p);
 void split_halves(std::uint64_t* cur, const std::uint64_t* tau, std::uint64_t* hi, std::size_t m, std::size_t n,
                   std::uint64_t p);
 void split_halves_ntt(std::uint64_t* cur, const std::uint64_t* tau, std::uint64_t* hi, const std::uint64_t* w,
@@ -43,6 +46,8 @@ void pointwise_mul_add_lazy(std::uint64_t* acc, const std::uint64_t* a, const st
                             Path path);
 void reduce_words(std::uint64_t* a, std::size_t n, std::uint64_t p, Path path);
 void add_mod(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n, std::uint64_t p,
+             Path path);
+void sub_mod(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n, std::uint64_t p,
              Path path);
 void split_halves(std::uint64_t* cur, const std::uint64_t* tau, std::uint64_t* hi, std::size_t m, std::size_t n,
                   std::uint64_t p, Path path);

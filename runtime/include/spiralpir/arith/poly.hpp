@@ -10,6 +10,7 @@
 //   PolyCoeff<R>::from_unsigned(span<const uint64_t>)  any uint64, reduced mod each p_i
 //   coeff(PolyCoeff, j) -> u128 in [0, q);  centered_coeff(PolyCoeff, j) -> i128 in (−q/2, q/2]
 //   to_ntt(PolyCoeff) -> PolyNtt;  from_ntt(PolyNtt) -> PolyCoeff  (rvalue overloads work in place)
+//   to_ntt_into(PolyCoeff, PolyNtt&)  the same into an existing polynomial's words
 //   both domains: a + b, a − b, −a, +=, −=, add/sub/neg, scalar_mul(a, uint64_t | u128)
 //                                    (constant time in the coefficients: masked reductions)
 //   wipe()                           zero the coefficients with stores the compiler keeps
@@ -22,6 +23,7 @@
 //                                    entries (lazy accumulation, reduced every max_lazy_terms).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cassert>
 #include <cstdint>
@@ -169,6 +171,13 @@ template <class R>
 PolyNtt<R> to_ntt(const PolyCoeff<R>& a) {
   return to_ntt(PolyCoeff<R>(a));
 }
+/// to_ntt(a) written into out's own words: no allocation (out is overwritten)
+template <class R>
+void to_ntt_into(const PolyCoeff<R>& a, PolyNtt<R>& out) {
+  const auto& t = tables<R>();
+  std::copy(a.data(), a.data() + a.size(), out.data());
+  for (std::size_t i = 0; i < R::num_primes; ++i) ntt_forward(out.residue(i), t.ntt[i]);
+}
 template <class R>
 PolyCoeff<R> from_ntt(PolyNtt<R>&& a) {
   const auto& t = tables<R>();
@@ -198,24 +207,16 @@ i128 centered_coeff(const PolyCoeff<R>& a, std::size_t j) {
 template <class P, std::enable_if_t<is_poly_v<P>, int> = 0>
 P& operator+=(P& a, const P& b) {
   using R = typename P::ring;
-  for (std::size_t i = 0; i < R::num_primes; ++i) {
-    const std::uint64_t p = R::primes[i];
-    std::uint64_t* x = a.residue(i);
-    const std::uint64_t* y = b.residue(i);
-    for (std::size_t j = 0; j < R::poly_len; ++j) x[j] = ct::add_mod(x[j], y[j], p);
-  }
+  for (std::size_t i = 0; i < R::num_primes; ++i)
+    add_mod(a.residue(i), a.residue(i), b.residue(i), R::poly_len, R::primes[i]);
   return a;
 }
 
 template <class P, std::enable_if_t<is_poly_v<P>, int> = 0>
 P& operator-=(P& a, const P& b) {
   using R = typename P::ring;
-  for (std::size_t i = 0; i < R::num_primes; ++i) {
-    const std::uint64_t p = R::primes[i];
-    std::uint64_t* x = a.residue(i);
-    const std::uint64_t* y = b.residue(i);
-    for (std::size_t j = 0; j < R::poly_len; ++j) x[j] = ct::sub_mod(x[j], y[j], p);
-  }
+  for (std::size_t i = 0; i < R::num_primes; ++i)
+    sub_mod(a.residue(i), a.residue(i), b.residue(i), R::poly_len, R::primes[i]);
   return a;
 }
 

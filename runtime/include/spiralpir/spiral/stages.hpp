@@ -282,7 +282,7 @@ struct ServerStages {
   /// ct (a, b) is already the 2×1 matrix Regev ct (a; b): column c of out, a in the NTT domain.
   static void scal_to_mat_identity(const RegevCt<R>& ct, MatN& out, std::size_t c) {
     static_assert(n == 1, "ScalToMat is a key switch for n > 1");
-    out.at(0, c) = to_ntt(ct.a);
+    to_ntt_into(ct.a, out.at(0, c));  // in out's own words: no allocation per ct
     out.at(1, c) = ct.b;
   }
 
@@ -371,12 +371,14 @@ struct ServerStages {
   }
 
   /// External product GSW ⊡ C for an (n+1)×n matrix Regev ct C.
-  static MatN external_product(const MatN& gsw, const MatN& c) {
+  static MatN external_product(const MatN& gsw, const MatN& c) { return external_product(gsw, MatN(c)); }
+  /// the same, consuming C: its polynomials leave the NTT domain in their own words
+  static MatN external_product(const MatN& gsw, MatN&& c) {
     // index (row·t_gsw + k)·n + col
     std::vector<Pn>& dig = rlwe::scratch<R>(1, std::size_t{n + 1} * P::t_gsw * n);
     for (unsigned row = 0; row <= n; ++row)
       for (unsigned col = 0; col < n; ++col)
-        gadget_decompose_ntt_into<R>(from_ntt(c.at(row, col)), D::bits_gsw, P::t_gsw,
+        gadget_decompose_ntt_into<R>(from_ntt(std::move(c.at(row, col))), D::bits_gsw, P::t_gsw,
                                      &dig[std::size_t{row} * P::t_gsw * n + col], n);
     MatN out = MatN::uninitialised(n + 1, n);  // dot_multi sets every word
     const std::size_t K = std::size_t{n + 1} * P::t_gsw;
@@ -411,7 +413,7 @@ struct ServerStages {
         const MatN& c0 = cts[inst * len + j];
         MatN& c1 = cts[inst * len + j + halfl];  // this round's last use: the difference in place
         c1 -= c0;
-        next[task] = external_product(gsw[r], c1);
+        next[task] = external_product(gsw[r], std::move(c1));
         next[task] += c0;
       });
       cts = std::move(next);
