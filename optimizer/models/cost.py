@@ -65,8 +65,8 @@ first_dim.hpp, prepared.hpp, server.hpp), stage names as its timings:
                  n = 1: noise.direct_first — the client encrypts the first-dimension cts under
                  the computation secret; parsing them costs the same NTTs);
                  then the tiling of the 2^nu_1 first-dimension query matrices: tile
-                 2^nu_1·(n+1)·n·d·L, and as many words again for each identity-converted ct
-                 (its a and b copied into the matrix the tiling reads)
+                 2^nu_1·(n+1)·n·d·L, and d·L more for each identity-converted ct (its a
+                 copied, to be transformed in place; its b is tiled where it lies)
   first_dimension max(f·words + outputs, memory) + (1 − f)·words: words = (fd, + fd_n3 at n = 3, +
                  fd_n4 at n >= 4) · inst·2^(nu_1+nu_2)·n²·d·L·(n+1) (the kernel's multiply-adds, its
                  database words in cache), outputs = fdout · inst·2^nu_2·(n+1)·n·d·L; memory = the
@@ -207,8 +207,9 @@ def op_counts(variant: str, d: int, L: int, n: int, nu1: int, nu2: int, inst: in
             "decomp": (a_keyed * tc + digits * 2 * tc) * L * d,
             "compose": (a_keyed + 2 * digits) * L * L * d,
             "mac": (a_keyed * (nc + 1) * nc + digits * (nc + 1) * (nc * keyed + 2)) * tc * L * d,
-            # the tiling's words, and the identity's copy of each converted ct into its matrix
-            "tile": zero + (a + a_conv - a_keyed) * (nc + 1) * nc * d * L,
+            # the tiling's words, and the identity's copy of each converted ct's a (to be
+            # transformed in place; its b is tiled where it lies)
+            "tile": zero + a * (nc + 1) * nc * d * L + (a_conv - a_keyed) * d * L,
         },
         "first_dimension": {"fd": fd_words,
                             "fd_n3": fd_words if nc == 3 else zero,

@@ -33,6 +33,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <cstdint>
 #include <mutex>
@@ -215,8 +216,15 @@ struct FirstDim {
   /// every other row's: rows may be written concurrently. Its polynomials are read sequentially,
   /// the W residues of 8 slots written together (whole lines: no partial-line writes).
   static void tile_row(const MatN& m, std::size_t il, std::size_t rows, std::uint32_t* base) {
+    std::array<const rlwe::Pn<R>*, RK> polys;
+    for (std::size_t rk = 0; rk < RK; ++rk) polys[rk] = &m.at(static_cast<unsigned>(rk / n), static_cast<unsigned>(rk % n));
+    tile_row(polys, il, rows, base);
+  }
+  /// the same from the matrix's polynomials, entry (r, k) at polys[r·n + k]
+  static void tile_row(const std::array<const rlwe::Pn<R>*, RK>& polys, std::size_t il, std::size_t rows,
+                       std::uint32_t* base) {
     for (std::size_t rk = 0; rk < RK; ++rk) {
-      const auto& poly = m.at(static_cast<unsigned>(rk / n), static_cast<unsigned>(rk % n));
+      const auto& poly = *polys[rk];
       for (std::size_t g = 0; g < NG; ++g) {
         const std::size_t w = DB::width(g), stride = rows * RK * w * kLanes;  // from tile zt to zt + 1
         const std::uint64_t* src[kMaxW] = {};

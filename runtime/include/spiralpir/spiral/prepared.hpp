@@ -76,7 +76,7 @@ struct QueryPreparation {
                                     const std::vector<RegevCt<R>>& digits, std::vector<MatN> direct,
                                     unsigned threads, StageObserver<C>* obs = nullptr) {
     PreparedQuery<P> out;
-    const bool tile_as_converted = !V::direct_first && kKeptBytes > tile_as_converted_above;
+    const bool tile_as_converted = !V::direct_first && (C::n == 1 || kKeptBytes > tile_as_converted_above);
     if (!tile_as_converted || (obs && obs->needs_first_matrices())) {  // kept, then tiled
       std::vector<MatN> first_mats;
       S::convert(first, digits, pp.keys().comp, threads, first_mats, out.gsw);
@@ -97,7 +97,7 @@ struct QueryPreparation {
   static constexpr std::size_t kKeptBytes =
       std::size_t{FirstDim<C>::I} * (C::n + 1) * C::n * R::num_primes * R::poly_len * 8;
   /// Above this many bytes of kept matrices, conversion tiles each matrix as it is computed
-  /// (tests lower it). Kept whole, the matrices are read back to be tiled: from memory when they
+  /// (tests lower it); at n = 1 always, straight from the ct (TilingSink::identity). Kept whole, the matrices are read back to be tiled: from memory when they
   /// exceed the cache (84 MB at d = 1024, n = 4: the conversion ran 29% faster tiled as
   /// converted), but tiled last the query is still in the last-level cache when the first
   /// dimension starts (25 and 34 MB of matrices, 32 MB of L3: the first dimension ran 2-3 ms
@@ -115,6 +115,13 @@ struct QueryPreparation {
     MatN& row(std::size_t) { return scratch(); }
     void written(std::size_t i) { FirstDim<C>::tile_row(scratch(), i, FirstDim<C>::I, words); }
     void unstored(std::size_t i) { FirstDim<C>::zero_row(i, FirstDim<C>::I, words); }
+    /// n = 1: the ct is the matrix (a; b), a taken to the NTT domain in a per-thread polynomial
+    /// and b tiled in place: no matrix is written and read back
+    void identity(std::size_t i, const RegevCt<R>& ct) {
+      thread_local rlwe::Pn<R> a = rlwe::Pn<R>::uninitialised();
+      to_ntt_into(ct.a, a);
+      FirstDim<C>::tile_row({&a, &ct.b}, i, FirstDim<C>::I, words);
+    }
   };
 
   /// Stream query: 2^nu_1 + nu_2·t_gsw b-polys, a from (seed, index) (`split`: its share). direct_first: the

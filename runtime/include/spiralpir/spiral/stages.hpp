@@ -293,6 +293,7 @@ struct ServerStages {
     MatN& row(std::size_t i) { return mats[i] = MatN::uninitialised(n + 1, n); }
     void written(std::size_t) {}
     void unstored(std::size_t i) { mats[i] = MatN(n + 1, n); }
+    void identity(std::size_t i, const RegevCt<R>& ct) { scal_to_mat_identity(ct, row(i), 0); }
   };
 
   /// ScalToMat on the first-dimension cts and RegevToGSW on the digit cts: one task per ct, the
@@ -309,6 +310,7 @@ struct ServerStages {
   /// convert() with the first-dimension matrices handed to `sink` as they are computed, in any
   /// order and concurrently: sink.row(i) is where matrix i is written (every word), then
   /// sink.written(i) is called; a row the database does not store gets sink.unstored(i) instead.
+  /// At n = 1 the matrix is the ct itself (scal_to_mat_identity): sink.identity(i, ct) takes it.
   /// A sink that consumes each matrix at once (tiling it for the first dimension) never holds
   /// all 2^nu_1 of them (at n = 4, d = 1024 they are 84 MB: read back from memory to be tiled).
   template <class Sink>
@@ -330,14 +332,14 @@ struct ServerStages {
           sink.unstored(i);
           return;
         }
-        MatN& m = sink.row(i);  // every column is written
         if constexpr (n == 1) {
-          scal_to_mat_identity(first[i], m, 0);
+          sink.identity(i, first[i]);
         } else {
+          MatN& m = sink.row(i);  // every column is written
           gadget_decompose_ntt_into<R>(first[i].a, D::bits_conv, P::t_conv, dig.data(), 1);
           scal_to_mat_into(dig.data(), first[i].b, pp, m, [](unsigned c) { return std::size_t{c}; });
+          sink.written(i);
         }
-        sink.written(i);
         return;
       }
       const std::size_t g = task, f = g / P::t_gsw, k = g % P::t_gsw;
