@@ -17,6 +17,28 @@ Path require(Path path) {
   return path;
 }
 
+// out = a − b (sub) or a + b mod p; the vector kernels need p < 2^62 (their sums stay below 2^63)
+void add_or_sub(bool sub, std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n,
+                std::uint64_t p, Path path) {
+  detail::check_below(a, n, p, sub ? "sub_mod (a)" : "add_mod (a)");
+  detail::check_below(b, n, p, sub ? "sub_mod (b)" : "add_mod (b)");
+  if (p < (1ULL << 62)) {
+    switch (require(path)) {
+#ifdef SPIRALPIR_HAVE_AVX512
+      case Path::avx512:
+        return sub ? detail::sub_mod_avx512(out, a, b, n, p) : detail::add_mod_avx512(out, a, b, n, p);
+#endif
+#ifdef SPIRALPIR_HAVE_AVX2
+      case Path::avx2:
+        return sub ? detail::sub_mod_avx2(out, a, b, n, p) : detail::add_mod_avx2(out, a, b, n, p);
+#endif
+      default:
+        break;
+    }
+  }
+  return sub ? detail::sub_mod_native(out, a, b, n, p) : detail::add_mod_native(out, a, b, n, p);
+}
+
 void mul(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n, std::uint64_t p,
          Path path, bool accumulate) {
   detail::check_below(a, n, p, "pointwise_mul (a)");
@@ -169,23 +191,7 @@ void add_mod(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b,
 
 void add_mod(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n, std::uint64_t p,
              Path path) {
-  detail::check_below(a, n, p, "add_mod (a)");
-  detail::check_below(b, n, p, "add_mod (b)");
-  if (p < (1ULL << 62)) {
-    switch (require(path)) {
-#ifdef SPIRALPIR_HAVE_AVX512
-      case Path::avx512:
-        return detail::add_mod_avx512(out, a, b, n, p);
-#endif
-#ifdef SPIRALPIR_HAVE_AVX2
-      case Path::avx2:
-        return detail::add_mod_avx2(out, a, b, n, p);
-#endif
-      default:
-        break;
-    }
-  }
-  detail::add_mod_native(out, a, b, n, p);
+  add_or_sub(false, out, a, b, n, p, path);
 }
 
 void sub_mod(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n, std::uint64_t p) {
@@ -194,23 +200,7 @@ void sub_mod(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b,
 
 void sub_mod(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n, std::uint64_t p,
              Path path) {
-  detail::check_below(a, n, p, "sub_mod (a)");
-  detail::check_below(b, n, p, "sub_mod (b)");
-  if (p < (1ULL << 62)) {
-    switch (require(path)) {
-#ifdef SPIRALPIR_HAVE_AVX512
-      case Path::avx512:
-        return detail::sub_mod_avx512(out, a, b, n, p);
-#endif
-#ifdef SPIRALPIR_HAVE_AVX2
-      case Path::avx2:
-        return detail::sub_mod_avx2(out, a, b, n, p);
-#endif
-      default:
-        break;
-    }
-  }
-  detail::sub_mod_native(out, a, b, n, p);
+  add_or_sub(true, out, a, b, n, p, path);
 }
 
 }  // namespace spiralpir
