@@ -132,8 +132,9 @@ void sub_mod_avx2(std::uint64_t* out, const std::uint64_t* a, const std::uint64_
   const __m256i vp = _mm256_set1_epi64x(static_cast<long long>(p));
   std::size_t j = 0;
   for (; j + 4 <= n; j += 4) {
-    const __m256i d = _mm256_sub_epi64(_mm256_add_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + j)), vp),
-                                       _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + j)));  // [1, 2p)
+    const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + j));
+    const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + j));
+    const __m256i d = _mm256_sub_epi64(_mm256_add_epi64(x, vp), y);  // a + p − b ∈ [1, 2p)
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + j), csub(d, vp));
   }
   sub_mod_native(out + j, a + j, b + j, n - j, p);

@@ -217,7 +217,8 @@ struct FirstDim {
   /// the W residues of 8 slots written together (whole lines: no partial-line writes).
   static void tile_row(const MatN& m, std::size_t il, std::size_t rows, std::uint32_t* base) {
     std::array<const rlwe::Pn<R>*, RK> polys;
-    for (std::size_t rk = 0; rk < RK; ++rk) polys[rk] = &m.at(static_cast<unsigned>(rk / n), static_cast<unsigned>(rk % n));
+    for (std::size_t rk = 0; rk < RK; ++rk)
+      polys[rk] = &m.at(static_cast<unsigned>(rk / n), static_cast<unsigned>(rk % n));
     tile_row(polys, il, rows, base);
   }
   /// the same from the matrix's polynomials, entry (r, k) at polys[r·n + k]

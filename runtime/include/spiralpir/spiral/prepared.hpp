@@ -97,11 +97,12 @@ struct QueryPreparation {
   static constexpr std::size_t kKeptBytes =
       std::size_t{FirstDim<C>::I} * (C::n + 1) * C::n * R::num_primes * R::poly_len * 8;
   /// Above this many bytes of kept matrices, conversion tiles each matrix as it is computed
-  /// (tests lower it); at n = 1 always, straight from the ct (TilingSink::identity). Kept whole, the matrices are read back to be tiled: from memory when they
-  /// exceed the cache (84 MB at d = 1024, n = 4: the conversion ran 29% faster tiled as
-  /// converted), but tiled last the query is still in the last-level cache when the first
-  /// dimension starts (25 and 34 MB of matrices, 32 MB of L3: the first dimension ran 2-3 ms
-  /// slower after tiling as converted, more than the conversion saved).
+  /// (tests lower it); at n = 1 always, straight from the ct (TilingSink::identity). Kept
+  /// whole, the matrices are read back to be tiled: from memory when they exceed the cache
+  /// (84 MB at d = 1024, n = 4: the conversion ran 29% faster tiled as converted), but tiled
+  /// last the query is still in the last-level cache when the first dimension starts (25 and
+  /// 34 MB of matrices, 32 MB of L3: the first dimension ran 2-3 ms slower after tiling as
+  /// converted, more than the conversion saved).
   static inline std::size_t tile_as_converted_above = std::size_t{64} << 20;
 
   /// convert_into's sink that tiles each first-dimension matrix as it is computed, from a
