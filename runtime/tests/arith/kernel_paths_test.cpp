@@ -313,12 +313,12 @@ TEST(KernelPaths, ReduceWordsAvx512) {
 // ---- the expansion's split and sum -----------------------------------------------------------
 
 using SplitKernel = void (*)(u64*, const u64*, u64*, std::size_t, std::size_t, u64);
-using AddKernel = void (*)(u64*, const u64*, const u64*, std::size_t, u64);
+using SumKernel = void (*)(u64*, const u64*, const u64*, std::size_t, u64);  // a + b or a − b
 
 /// hi = x^{-m}·(cur − tau), cur = cur + tau, against the negacyclic shift written out here,
 /// for every shift class (block-aligned or not, straddling blocks) and hi null; the plain sum
 /// and difference over a length off the vector width, in place over their first operand too
-void check_split(const char* what, SplitKernel split, AddKernel add, AddKernel sub) {
+void check_split(const char* what, SplitKernel split, SumKernel add, SumKernel sub) {
   constexpr std::size_t n = 64;
   for (u64 p : {u64{3}, u64{7681}, u64{268369921}, prime(50, 16), (u64{1} << 61) - 1}) {
     for (std::size_t m : {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{4},

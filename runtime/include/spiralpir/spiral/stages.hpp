@@ -372,9 +372,8 @@ struct ServerStages {
     return FirstDim<P>::run(query, db, threads);
   }
 
-  /// External product GSW ⊡ C for an (n+1)×n matrix Regev ct C.
-  static MatN external_product(const MatN& gsw, const MatN& c) { return external_product(gsw, MatN(c)); }
-  /// the same, consuming C: its polynomials leave the NTT domain in their own words
+  /// External product GSW ⊡ C for an (n+1)×n matrix Regev ct C, consumed: its polynomials
+  /// leave the NTT domain in their own words.
   static MatN external_product(const MatN& gsw, MatN&& c) {
     // index (row·t_gsw + k)·n + col
     std::vector<Pn>& dig = rlwe::scratch<R>(1, std::size_t{n + 1} * P::t_gsw * n);
