@@ -39,7 +39,7 @@ from spiralpir.optimizer.errors import SpiralpirError
 RUNTIME_SOURCES = ("cpu_features", "ntt_table", "ntt_native", "ntt_dispatch", "pointwise_native",
                    "pointwise_dispatch", "dot_native", "dot_dispatch", "gadget_native",
                    "gadget_dispatch", "chacha20", "wipe", "gaussian", "ternary")
-AVX2_SOURCES = ("ntt_avx2", "pointwise_avx2")
+AVX2_SOURCES = ("ntt_avx2", "pointwise_avx2", "dot_avx2", "gadget_avx2")
 AVX512_SOURCES = ("ntt_avx512", "pointwise_avx512", "dot_avx512", "gadget_avx512")
 AVX2_FLAGS = ("-mavx2",)
 AVX512_FLAGS = ("-mavx512f", "-mavx512dq", "-mavx512bw", "-mavx512vl", "-mavx512ifma")

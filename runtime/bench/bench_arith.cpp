@@ -214,11 +214,10 @@ void register_all() {
       for (bool both : {false, true})
         benchmark::RegisterBenchmark(("gadget/" + pn + "/2048/" + std::to_string(t) + (both ? "/2" : "/1")).c_str(),
                                      bench_gadget, path, t, both);
-    if (path != Path::avx2)  // the lazy dot has native and AVX-512 kernels
-      for (std::size_t m : {2u, 3u})
-        for (std::size_t k : {2u, 3u, 4u, 5u, 6u, 8u, 10u, 12u, 14u, 18u})
-          benchmark::RegisterBenchmark(
-              ("dot/" + pn + "/2048/" + std::to_string(m) + "/" + std::to_string(k)).c_str(), bench_dot, path, m, k);
+    for (std::size_t m : {2u, 3u})
+      for (std::size_t k : {2u, 3u, 4u, 5u, 6u, 8u, 10u, 12u, 14u, 18u})
+        benchmark::RegisterBenchmark(
+            ("dot/" + pn + "/2048/" + std::to_string(m) + "/" + std::to_string(k)).c_str(), bench_dot, path, m, k);
     for (const Shape& s : kShapes) {
       const std::string tail = pn + "/" + std::to_string(s.n) + "/" + std::to_string(bit_length(s.p));
       // A prime outside a vector kernel's range would silently time the native kernel: skip it.

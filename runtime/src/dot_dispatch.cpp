@@ -32,7 +32,11 @@ void mac(std::size_t m, std::uint64_t* const* acc, const std::uint64_t* const* d
     case Path::avx512:
       return detail::dot_mac_lazy_avx512(m, acc, dig, key, k, n);
 #endif
-    default:  // no AVX2 kernel: AVX2-only CPUs run the portable one
+#ifdef SPIRALPIR_HAVE_AVX2
+    case Path::avx2:
+      return detail::dot_mac_lazy_avx2(m, acc, dig, key, k, n);
+#endif
+    default:
       return detail::dot_mac_lazy_native(m, acc, dig, key, k, n);
   }
 }

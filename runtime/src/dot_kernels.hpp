@@ -10,6 +10,10 @@ namespace spiralpir::detail {
 
 void dot_mac_lazy_native(std::size_t m, std::uint64_t* const* acc, const std::uint64_t* const* dig,
                          const std::uint64_t* const* key, std::size_t k, std::size_t n);
+#ifdef SPIRALPIR_HAVE_AVX2
+void dot_mac_lazy_avx2(std::size_t m, std::uint64_t* const* acc, const std::uint64_t* const* dig,
+                       const std::uint64_t* const* key, std::size_t k, std::size_t n);
+#endif
 #ifdef SPIRALPIR_HAVE_AVX512
 void dot_mac_lazy_avx512(std::size_t m, std::uint64_t* const* acc, const std::uint64_t* const* dig,
                          const std::uint64_t* const* key, std::size_t k, std::size_t n);

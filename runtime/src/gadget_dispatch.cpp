@@ -25,7 +25,11 @@ void words(const GadgetWordRing& ring, std::size_t n, const std::uint64_t* r0, c
     case Path::avx512:
       return detail::gadget_words_avx512(ring, n, r0, r1, bits, t, outs);
 #endif
-    default:  // no AVX2 kernel: AVX2-only CPUs run the portable one
+#ifdef SPIRALPIR_HAVE_AVX2
+    case Path::avx2:
+      return detail::gadget_words_avx2(ring, n, r0, r1, bits, t, outs);
+#endif
+    default:
       return detail::gadget_words_native(ring, n, r0, r1, bits, t, outs);
   }
 }

@@ -11,6 +11,10 @@ namespace spiralpir::detail {
 
 void gadget_words_native(const GadgetWordRing& ring, std::size_t n, const std::uint64_t* r0, const std::uint64_t* r1,
                          unsigned bits, unsigned t, std::uint64_t* const* outs);
+#ifdef SPIRALPIR_HAVE_AVX2
+void gadget_words_avx2(const GadgetWordRing& ring, std::size_t n, const std::uint64_t* r0, const std::uint64_t* r1,
+                       unsigned bits, unsigned t, std::uint64_t* const* outs);
+#endif
 #ifdef SPIRALPIR_HAVE_AVX512
 void gadget_words_avx512(const GadgetWordRing& ring, std::size_t n, const std::uint64_t* r0, const std::uint64_t* r1,
                          unsigned bits, unsigned t, std::uint64_t* const* outs);

@@ -524,6 +524,21 @@ TEST(KernelPaths, DotReduceNative) {  // the dispatcher's fallback: zero, native
   });
 }
 
+#ifdef SPIRALPIR_HAVE_AVX2
+TEST(KernelPaths, DotAvx2) {
+  SPIRALPIR_REQUIRE_CPU(cpu_avx2(), "AVX2");
+  check_dot_all("avx2", detail::dot_mac_lazy_avx2);
+}
+
+TEST(KernelPaths, DotReduceAvx2) {  // the dispatcher's AVX2 path: zero, AVX2 sums, AVX2 reduction
+  SPIRALPIR_REQUIRE_CPU(cpu_avx2(), "AVX2");
+  check_dot_reduce("avx2", [](std::size_t m, u64* const* acc, const u64* const* dig, const u64* const* key,
+                              std::size_t k, std::size_t n, u64 p) {
+    dot_mac_reduce(m, acc, dig, key, k, n, p, Path::avx2);
+  });
+}
+#endif
+
 #ifdef SPIRALPIR_HAVE_AVX512
 TEST(KernelPaths, DotAvx512) {
   SPIRALPIR_REQUIRE_CPU(cpu_avx512(), "AVX-512 F/DQ/BW/VL");
@@ -603,6 +618,13 @@ void check_gadget_all(const char* what, GadgetKernel kern) {
 }
 
 TEST(KernelPaths, GadgetNative) { check_gadget_all("native", detail::gadget_words_native); }
+
+#ifdef SPIRALPIR_HAVE_AVX2
+TEST(KernelPaths, GadgetAvx2) {
+  SPIRALPIR_REQUIRE_CPU(cpu_avx2(), "AVX2");
+  check_gadget_all("avx2", detail::gadget_words_avx2);
+}
+#endif
 
 #ifdef SPIRALPIR_HAVE_AVX512
 TEST(KernelPaths, GadgetAvx512) {
