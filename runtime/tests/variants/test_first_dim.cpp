@@ -114,10 +114,8 @@ struct Case {
     DB db;
     db.build(source(), 1, 2, pinst, pj);
     const auto want = reference(db.phys_instances(), db.phys_j());
-    for (unsigned threads : {1u, 2u}) {
-      expect_equal(FD::run(q, db, threads, false), want, "portable");
-      if (path_available(Path::avx512)) expect_equal(FD::run(q, db, threads, true), want, "avx512");
-    }
+    for (unsigned threads : {1u, 2u})
+      for (Path path : available_paths()) expect_equal(FD::run(q, db, threads, path), want, path_name(path));
   }
 };
 
@@ -195,16 +193,15 @@ void worst_case(const char* name) {
       for (unsigned k = 0; k < P::n; ++k)
         for (std::size_t pr = 0; pr < R::num_primes; ++pr)
           for (std::size_t z = 0; z < R::poly_len; ++z) m.at(r, k).residue(pr)[z] = R::primes[pr] - 1;
-  for (bool avx : {false, true}) {
-    if (avx && !path_available(Path::avx512)) continue;
-    const auto out = FirstDim<P>::run(c.q, db, 2, avx);
+  for (Path path : available_paths()) {
+    const auto out = FirstDim<P>::run(c.q, db, 2, path);
     for (const auto& m : out)
       for (unsigned r = 0; r <= P::n; ++r)
         for (unsigned cc = 0; cc < P::n; ++cc)
           for (std::size_t pr = 0; pr < R::num_primes; ++pr)
             for (std::size_t z = 0; z < R::poly_len; ++z)
               ASSERT_EQ(m.at(r, cc).residue(pr)[z], (C::IS * P::n) % R::primes[pr])
-                  << name << (avx ? " avx512" : " portable") << " prime " << pr << " slot " << z;
+                  << name << " " << path_name(path) << " prime " << pr << " slot " << z;
   }
   std::filesystem::remove_all(dir);
 }
@@ -242,7 +239,7 @@ void check_final_reduction(const char* name) {
     for (std::size_t at = 0; at < xs.size(); at += kLanes) {
       alignas(64) std::uint64_t acc[kLanes], out[kLanes];
       std::copy(xs.begin() + at, xs.begin() + at + kLanes, acc);
-      FD::reduce_store(out, acc, prime, FD::use_avx512());
+      FD::reduce_store(out, acc, prime, FD::kernel_path());
       for (std::size_t l = 0; l < kLanes; ++l)
         ASSERT_EQ(out[l], xs[at + l] % p) << name << " prime " << prime << " x " << xs[at + l];
     }

@@ -18,18 +18,20 @@
 // exactly to [0, p) once per output. kChunk is the largest count with fold_bound + kChunk·n·
 // (p−1)^2 < 2^64 for every prime (static_assert); for primes where folding buys nothing (2^32 mod
 // p large) the kernel instead reduces exactly every D::lazy_terms / n values of i.
-// Two kernels compute the same values: AVX-512F (function-level target attribute, used only when
-// path_available(Path::avx512), i.e. compiled in, supported by the CPU and not disabled by
-// SPIRALPIR_DISABLE_AVX512=1) and a portable one.
+// Three kernels compute the same values: AVX-512F and AVX2 (function-level target attributes,
+// each used only when path_available says so, i.e. compiled in, supported by the CPU and not
+// disabled by SPIRALPIR_DISABLE_AVX512=1 / SPIRALPIR_DISABLE_AVX2=1) and a portable one. The AVX2
+// kernel reads the same word layout as two 4-slot halves per 8-slot group, in smaller register
+// groups (16 ymm registers against 32 zmm).
 //
-// Why the AVX-512 kernels stay in this header (behind target attributes) instead of a per-ISA
+// Why the vector kernels stay in this header (behind target attributes) instead of a per-ISA
 // source file like the other kernel families: moved to a source file of their own (one
 // instantiation per task shape n, W, NB; I, J and the fold constants as runtime values; the
 // epilogue one call per task) the hot loop compiled to the same instruction stream, yet
 // StreamPack's first dimension at 2^14 x 100 KB measured 5-6% slower, wall and CPU time alike
 // (min of 3 x 5 trials, old/new interleaved: 0.171 -> 0.181 s; spiral 2^20 x 256 B: +1-3%),
 // for a reason not yet found. Instantiated here, the kernel sees the parameters' constants.
-// (The kernels are also why this file runs past 450 lines.)
+// (The kernels are also why this file runs past 700 lines.)
 #pragma once
 
 #include <algorithm>
@@ -501,6 +503,20 @@ struct FirstDim {
   __attribute__((target("avx512f"))) static void task_avx512(std::uint64_t* accs, const QR& q, const DB& db,
                                                               std::size_t inst, std::size_t g, std::size_t zt,
                                                               std::size_t lo, std::size_t hi) {
+    walk_passes<W>(accs, db, inst, g, zt, lo, hi,
+                   [&](std::uint64_t* acc, std::size_t i0, const std::uint32_t* w, std::size_t count,
+                       const std::uint32_t* next, std::size_t since) __attribute__((target("avx512f"))) {
+                     return columns_avx512<W, DB::jblock(W), 0>(acc, q, i0, w, count, next, since, g);
+                   });
+  }
+
+  /// The passes of a task over i in [lo, hi): `pass_len` values of i at a time, every block of
+  /// folding indices in turn; piece(acc, i0, words, count, next, since) accumulates one block's
+  /// piece and returns the values of i added since the last fold after it
+  template <std::size_t W, class Piece>
+  [[gnu::always_inline]] static inline void walk_passes(std::uint64_t* accs, const DB& db, std::size_t inst,
+                                                        std::size_t g, std::size_t zt, std::size_t lo, std::size_t hi,
+                                                        const Piece& piece) {
     constexpr std::size_t nb = DB::jblock(W), step = nb * NN * W * kLanes, per_block = nb * RK * W * kLanes;
     constexpr std::size_t pass = pass_len(W);
     std::fill(accs, accs + J * RK * W * kLanes, std::uint64_t{0});
@@ -512,11 +528,199 @@ struct FirstDim {
         const std::uint32_t* next = j0 + nb < J ? db.block_words(inst, g, zt, j0 + nb) + i0 * step
                                     : i0 + count < hi ? db.block_words(inst, g, zt, 0) + (i0 + count) * step
                                                       : nullptr;
-        after = columns_avx512<W, nb, 0>(accs + (j0 / nb) * per_block, q, i0,
-                                          db.block_words(inst, g, zt, j0) + i0 * step, count, next, since, g);
+        after = piece(accs + (j0 / nb) * per_block, i0, db.block_words(inst, g, zt, j0) + i0 * step, count, next,
+                      since);
       }
       since = after;
     }
+  }
+
+  // ---- AVX2: 4 slots per ymm, so every 8-slot word group is read as two halves ----------------
+  /// accumulators of one AVX2 kernel call: with 16 ymm registers, a call keeps them, a block's
+  /// plaintext vectors and the query vectors of its columns in registers
+  static constexpr std::size_t kMaxAccumulatorsAvx2 = 8;
+  static constexpr unsigned column_group_avx2(std::size_t w) {
+    unsigned cols = 1;
+    while (cols < n && (n + 1) * (cols + 1) * w <= kMaxAccumulatorsAvx2) ++cols;
+    return cols;
+  }
+  /// blocks of folding indices one AVX2 call accumulates: more than one only when a call takes
+  /// every column, so the i's query vectors are loaded once for them
+  static constexpr std::size_t block_group_avx2(std::size_t w, std::size_t nb) {
+    std::size_t bc = 1;
+    if (column_group_avx2(w) < n) return bc;
+    while (nb % (2 * bc) == 0 && 2 * bc * (n + 1) * n * w <= kMaxAccumulatorsAvx2) bc *= 2;
+    return bc;
+  }
+
+  /// the W residues of the 4 slots at `src` (half of a word group) as W vectors of u64
+  template <std::size_t W, bool Aligned>
+  __attribute__((target("avx2"), always_inline)) static inline void load_half(const std::uint32_t* src, __m256i* out) {
+    if constexpr (W == 2) {
+      const auto* v = reinterpret_cast<const __m256i*>(src);
+      out[0] = Aligned ? _mm256_load_si256(v) : _mm256_loadu_si256(v);
+      out[1] = _mm256_srli_epi64(out[0], 32);
+    } else {
+      const auto* v = reinterpret_cast<const __m128i*>(src);
+      out[0] = _mm256_cvtepu32_epi64(Aligned ? _mm_load_si128(v) : _mm_loadu_si128(v));
+    }
+  }
+
+  /// kernel_avx512's sums for half HF of every word group (slots 4·HF … 4·HF + 3), blocks
+  /// [B0, B0 + BC) of the NB and plaintext columns [C0, C0 + CG); the same folds at the same i.
+  /// Only the piece's first call prefetches: the later ones find the piece in L1.
+  template <std::size_t W, std::size_t NB, std::size_t HF, std::size_t B0, std::size_t BC, unsigned C0, unsigned CG,
+            class QR>
+  __attribute__((target("avx2"))) static std::size_t kernel_avx2(std::uint64_t* acc, const QR& q, std::size_t i0,
+                                                                   const std::uint32_t* w, std::size_t count,
+                                                                   const std::uint32_t* next, std::size_t since,
+                                                                   std::size_t g) {
+    constexpr std::size_t step = NB * NN * W * kLanes;  // u32 words per i
+    constexpr std::size_t step_bytes = step * 4;
+    constexpr std::size_t half = HF * 4 * W;  // u32 words before this half in a word group
+    constexpr bool prefetching = HF == 0 && B0 == 0 && C0 == 0;
+    const auto at = [acc](std::size_t b, unsigned r, unsigned c, std::size_t h) {
+      return reinterpret_cast<__m256i*>(acc + ((b * RK + r * n + c) * W + h) * kLanes + HF * 4);
+    };
+    __m256i a[BC][n + 1][CG][W];
+    SPIRALPIR_UNROLL
+    for (std::size_t b = 0; b < BC; ++b)
+      SPIRALPIR_UNROLL
+      for (unsigned r = 0; r <= n; ++r)
+        SPIRALPIR_UNROLL
+        for (unsigned c = 0; c < CG; ++c)
+          SPIRALPIR_UNROLL
+          for (std::size_t h = 0; h < W; ++h) a[b][r][c][h] = _mm256_load_si256(at(B0 + b, r, C0 + c, h));
+    __m256i cst[W];
+    SPIRALPIR_UNROLL
+    for (std::size_t h = 0; h < W; ++h) cst[h] = _mm256_set1_epi64x(static_cast<long long>(fold_const(DB::group_prime(g) + h)));
+    const __m256i lo32 = _mm256_set1_epi64x(0xffffffffLL);
+    const char* const piece_end = reinterpret_cast<const char*>(w + count * step);
+    const std::size_t far_dist = std::min(kPrefetchFarBytes, count * step_bytes);
+    for (std::size_t i = 0; i < count; ++i, ++since) {
+      if (since == kChunk) {
+        since = 0;
+        if constexpr (kFold) {
+          SPIRALPIR_UNROLL
+          for (std::size_t b = 0; b < BC; ++b)
+            SPIRALPIR_UNROLL
+            for (unsigned r = 0; r <= n; ++r)
+              SPIRALPIR_UNROLL
+              for (unsigned c = 0; c < CG; ++c)
+                SPIRALPIR_UNROLL
+                for (std::size_t h = 0; h < W; ++h)
+                  a[b][r][c][h] = _mm256_add_epi64(_mm256_and_si256(a[b][r][c][h], lo32),
+                                                   _mm256_mul_epu32(_mm256_srli_epi64(a[b][r][c][h], 32), cst[h]));
+        } else {  // as kernel_avx512: exact reduction of every accumulator through memory
+          SPIRALPIR_UNROLL
+          for (std::size_t b = 0; b < BC; ++b)
+            SPIRALPIR_UNROLL
+            for (unsigned r = 0; r <= n; ++r)
+              SPIRALPIR_UNROLL
+              for (unsigned c = 0; c < CG; ++c)
+                SPIRALPIR_UNROLL
+                for (std::size_t h = 0; h < W; ++h) _mm256_store_si256(at(B0 + b, r, C0 + c, h), a[b][r][c][h]);
+          squeeze(acc, g, NB);
+          SPIRALPIR_UNROLL
+          for (std::size_t b = 0; b < BC; ++b)
+            SPIRALPIR_UNROLL
+            for (unsigned r = 0; r <= n; ++r)
+              SPIRALPIR_UNROLL
+              for (unsigned c = 0; c < CG; ++c)
+                SPIRALPIR_UNROLL
+                for (std::size_t h = 0; h < W; ++h) a[b][r][c][h] = _mm256_load_si256(at(B0 + b, r, C0 + c, h));
+        }
+      }
+      const std::uint32_t* qi = q(i0 + i) + half;
+      const std::uint32_t* wi = w + i * step + half;
+      if constexpr (prefetching) {
+        if (const char* far = ahead(wi, far_dist, piece_end, next))
+          SPIRALPIR_UNROLL
+          for (std::size_t x = 0; x < step_bytes; x += 64) _mm_prefetch(far + x, _MM_HINT_T1);
+        if (const char* near = ahead(wi, kPrefetchNearBytes, piece_end, next))
+          SPIRALPIR_UNROLL
+          for (std::size_t x = 0; x < step_bytes; x += 64) _mm_prefetch(near + x, _MM_HINT_T0);
+      }
+      if constexpr (CG == n && RK * W <= 4) {  // the i's query vectors loaded once for the BC blocks
+        __m256i qv[RK][W];
+        SPIRALPIR_UNROLL
+        for (std::size_t x = 0; x < RK; ++x) load_half<W, QR::aligned>(qi + x * W * kLanes, qv[x]);
+        SPIRALPIR_UNROLL
+        for (std::size_t b = 0; b < BC; ++b) {
+          __m256i v[NN][W];
+          SPIRALPIR_UNROLL
+          for (std::size_t kc = 0; kc < NN; ++kc) load_half<W, false>(wi + ((B0 + b) * NN + kc) * W * kLanes, v[kc]);
+          SPIRALPIR_UNROLL
+          for (unsigned r = 0; r <= n; ++r)
+            SPIRALPIR_UNROLL
+            for (unsigned k = 0; k < n; ++k)
+              SPIRALPIR_UNROLL
+              for (unsigned c = 0; c < n; ++c)
+                SPIRALPIR_UNROLL
+                for (std::size_t h = 0; h < W; ++h)
+                  a[b][r][c][h] = _mm256_add_epi64(a[b][r][c][h], _mm256_mul_epu32(qv[r * n + k][h], v[k * n + c][h]));
+        }
+      } else {  // a query vector loaded (from L1) where it is used
+        SPIRALPIR_UNROLL
+        for (std::size_t b = 0; b < BC; ++b)
+          SPIRALPIR_UNROLL
+          for (unsigned k = 0; k < n; ++k) {
+            __m256i v[CG][W];
+            SPIRALPIR_UNROLL
+            for (unsigned c = 0; c < CG; ++c)
+              load_half<W, false>(wi + ((B0 + b) * NN + k * n + C0 + c) * W * kLanes, v[c]);
+            SPIRALPIR_UNROLL
+            for (unsigned r = 0; r <= n; ++r) {
+              __m256i qv[W];
+              load_half<W, QR::aligned>(qi + (r * n + k) * W * kLanes, qv);
+              SPIRALPIR_UNROLL
+              for (unsigned c = 0; c < CG; ++c)
+                SPIRALPIR_UNROLL
+                for (std::size_t h = 0; h < W; ++h)
+                  a[b][r][c][h] = _mm256_add_epi64(a[b][r][c][h], _mm256_mul_epu32(qv[h], v[c][h]));
+            }
+          }
+      }
+    }
+    SPIRALPIR_UNROLL
+    for (std::size_t b = 0; b < BC; ++b)
+      SPIRALPIR_UNROLL
+      for (unsigned r = 0; r <= n; ++r)
+        SPIRALPIR_UNROLL
+        for (unsigned c = 0; c < CG; ++c)
+          SPIRALPIR_UNROLL
+          for (std::size_t h = 0; h < W; ++h) _mm256_store_si256(at(B0 + b, r, C0 + c, h), a[b][r][c][h]);
+    return since;
+  }
+
+  /// kernel_avx2 for every (half, block group, column group) from the given one on, in turn over
+  /// the same piece
+  template <std::size_t W, std::size_t NB, std::size_t HF, std::size_t B0, unsigned C0, class QR>
+  __attribute__((target("avx2"), always_inline)) static inline std::size_t groups_avx2(std::uint64_t* acc, const QR& q,
+                                                                                       std::size_t i0, const std::uint32_t* w,
+                                                                                       std::size_t count, const std::uint32_t* next,
+                                                                                       std::size_t since, std::size_t g) {
+    constexpr unsigned CG = std::min<unsigned>(column_group_avx2(W), n - C0);
+    constexpr std::size_t BC = block_group_avx2(W, NB);
+    const std::size_t after = kernel_avx2<W, NB, HF, B0, BC, C0, CG>(acc, q, i0, w, count, next, since, g);
+    if constexpr (C0 + CG < n)
+      groups_avx2<W, NB, HF, B0, C0 + CG>(acc, q, i0, w, count, next, since, g);
+    else if constexpr (B0 + BC < NB)
+      groups_avx2<W, NB, HF, B0 + BC, 0>(acc, q, i0, w, count, next, since, g);
+    else if constexpr (HF == 0)
+      groups_avx2<W, NB, 1, 0, 0>(acc, q, i0, w, count, next, since, g);
+    return after;
+  }
+
+  /// One task's passes (AVX2) over i in [lo, hi), in task_avx512's order
+  template <std::size_t W, class QR>
+  __attribute__((target("avx2"))) static void task_avx2(std::uint64_t* accs, const QR& q, const DB& db, std::size_t inst,
+                                                        std::size_t g, std::size_t zt, std::size_t lo, std::size_t hi) {
+    walk_passes<W>(accs, db, inst, g, zt, lo, hi,
+                   [&](std::uint64_t* acc, std::size_t i0, const std::uint32_t* w, std::size_t count,
+                       const std::uint32_t* next, std::size_t since) __attribute__((target("avx2"))) {
+                     return groups_avx2<W, DB::jblock(W), 0, 0, 0>(acc, q, i0, w, count, next, since, g);
+                   });
   }
 #undef SPIRALPIR_UNROLL
 #endif
@@ -533,8 +737,9 @@ struct FirstDim {
   /// next stage much later, so reading their lines first (a cache miss per line of a fresh,
   /// answer-sized output) would only cost time. (Scalar, this epilogue was 6% of vanilla's
   /// first dimension at 2^14 × 100 KB.)
-  static void reduce_store(std::uint64_t* dst, std::uint64_t* acc, std::size_t prime, [[maybe_unused]] bool avx512) {
+  static void reduce_store(std::uint64_t* dst, std::uint64_t* acc, std::size_t prime, [[maybe_unused]] Path path) {
 #ifdef SPIRALPIR_FIRSTDIM_X86
+    const bool avx512 = path == Path::avx512;
     if (avx512 && vector_reducible(prime)) return reduce_stream_avx512(dst, acc, prime);
 #endif
     const std::uint64_t p = R::primes[prime], m = kU64Max / p;
@@ -570,34 +775,38 @@ struct FirstDim {
   }
 #endif
 
-  static bool use_avx512() {
+  /// the fastest kernel this process may run: AVX-512, else AVX2, else the portable one
+  static Path kernel_path() {
 #ifdef SPIRALPIR_FIRSTDIM_X86
-    static const bool ok = path_available(Path::avx512);
-    return ok;
+    static const Path best = path_available(Path::avx512) ? Path::avx512
+                             : path_available(Path::avx2) ? Path::avx2
+                                                          : Path::native;
+    return best;
 #else
-    return false;
+    return Path::native;
 #endif
   }
 
   /// out[inst·J + j] for every instance and j, from the query matrices (tiled first)
   static std::vector<MatN> run(const std::vector<MatN>& first_mats, const DB& db, unsigned threads,
-                               bool avx512 = use_avx512()) {
-    return run(tile(first_mats, threads), db, threads, avx512);
+                               Path path = kernel_path()) {
+    return run(tile(first_mats, threads), db, threads, path);
   }
 
-  /// out[inst·J + j] for every instance and j; `avx512` = false forces the portable kernel.
+  /// out[inst·J + j] for every instance and j, by the kernel of `path` (available: kernel_path()
+  /// or a slower one; native is the portable kernel).
   /// Tasks (inst, g, zt): each streams its slice of the database against its slice of the query.
   /// Tile-major (instance innermost), so the instances' tasks of one tile find its query slice in
   /// L2 instead of re-reading it from memory; an implicit benchmark database is walked
   /// instance-major instead, since tile-major would re-read its repeated instances from cache.
-  static std::vector<MatN> run(const Query& query, const DB& db, unsigned threads, bool avx512 = use_avx512()) {
-    return run_blocks(query, db, threads, 1, avx512);
+  static std::vector<MatN> run(const Query& query, const DB& db, unsigned threads, Path path = kernel_path()) {
+    return run_blocks(query, db, threads, 1, path);
   }
   /// run() from the tiled query of a parameter type of the same query shape (I, n, primes, d) and
   /// another J: a shard's database (shard.hpp) has fewer folding indices than the query's type
   template <class Q>
-  static std::vector<MatN> run_tiled(const Q& query, const DB& db, unsigned threads, bool avx512 = use_avx512()) {
-    return run_blocks(query, db, threads, 1, avx512);
+  static std::vector<MatN> run_tiled(const Q& query, const DB& db, unsigned threads, Path path = kernel_path()) {
+    return run_blocks(query, db, threads, 1, path);
   }
 
   /// The first dimension split into `blocks` equal ranges of i (row blocks; blocks | 2^nu_1):
@@ -608,7 +817,7 @@ struct FirstDim {
   /// type's Query or that of a type of the same query shape (run_tiled).
   template <class Q>
   static std::vector<MatN> run_blocks(const Q& query, const DB& db, unsigned threads, std::size_t blocks,
-                                      bool avx512 = use_avx512()) {
+                                      Path path = kernel_path()) {
     static_assert(Q::words == Query::words, "first dimension: the query's shape differs from the database's");
     if (query.empty()) throw ArgumentError("first dimension: empty query");
     if (blocks == 0 || blocks > I || I % blocks != 0)
@@ -619,8 +828,11 @@ struct FirstDim {
     out.reserve(blocks * per);
     for (std::size_t x = 0; x < blocks * per; ++x) out.push_back(MatN::uninitialised(n + 1, n));
 #ifndef SPIRALPIR_FIRSTDIM_X86
-    avx512 = false;
+    path = Path::native;
 #endif
+    if (path != Path::native && !path_available(path))
+      throw ArgumentError(std::string("first dimension: kernel path ") + path_name(path) + " is not available: " +
+                          path_missing(path));
     const bool instance_major = db.implicit();
     parallel_for(threads, D::instances * NG * ZT, [&](std::size_t task) {
       const std::size_t inst = instance_major ? task / (NG * ZT) : task % D::instances;
@@ -636,11 +848,17 @@ struct FirstDim {
         // the block's stored rows (none past IS: those rows' plaintexts are zero)
         const std::size_t lo = std::min(blk * rows, IS), hi = std::min(lo + rows, IS);
 #ifdef SPIRALPIR_FIRSTDIM_X86
-        if (avx512) {
+        if (path == Path::avx512) {
           if (wd == 2) {
             if constexpr (kMaxW == 2) task_avx512<2>(accs, qz, db, inst, g, zt, lo, hi);
           } else if constexpr (NP % 2 == 1) {
             task_avx512<1>(accs, qz, db, inst, g, zt, lo, hi);
+          }
+        } else if (path == Path::avx2) {
+          if (wd == 2) {
+            if constexpr (kMaxW == 2) task_avx2<2>(accs, qz, db, inst, g, zt, lo, hi);
+          } else if constexpr (NP % 2 == 1) {
+            task_avx2<1>(accs, qz, db, inst, g, zt, lo, hi);
           }
         } else
 #endif
@@ -664,13 +882,13 @@ struct FirstDim {
                 for (std::size_t h = 0; h < wd; ++h) {
                   const std::size_t prime = DB::group_prime(g) + h;
                   reduce_store(o.at(r, c).residue(prime) + zt * kLanes, acc + ((b * RK + r * n + c) * wd + h) * kLanes,
-                               prime, avx512);
+                               prime, path);
                 }
           }
         }
       }
 #ifdef SPIRALPIR_FIRSTDIM_X86
-      if (avx512) _mm_sfence();  // order the streaming stores before the task counts as done
+      if (path == Path::avx512) _mm_sfence();  // order the streaming stores before the task counts as done
 #endif
     });
     return out;

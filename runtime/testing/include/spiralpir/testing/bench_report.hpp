@@ -258,7 +258,7 @@ void describe_instance(Report& r, const ServerT& server, std::uint64_t records) 
   r.implicit_db = server.database().implicit();
   r.phys_instances = server.database().phys_instances();
   r.phys_j = server.database().phys_j();
-  r.kernel_path = FirstDim<K>::use_avx512() ? "avx512" : "portable";
+  r.kernel_path = FirstDim<K>::kernel_path() == Path::native ? "portable" : path_name(FirstDim<K>::kernel_path());
   r.params_hash = hex(params_hash<P>());
 }
 /// Prints the report (JSON with --json); the driver's exit status: 0 if every answer decoded.
