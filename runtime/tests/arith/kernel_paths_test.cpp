@@ -529,14 +529,6 @@ TEST(KernelPaths, DotAvx2) {
   SPIRALPIR_REQUIRE_CPU(cpu_avx2(), "AVX2");
   check_dot_all("avx2", detail::dot_mac_lazy_avx2);
 }
-
-TEST(KernelPaths, DotReduceAvx2) {  // the dispatcher's AVX2 path: zero, AVX2 sums, AVX2 reduction
-  SPIRALPIR_REQUIRE_CPU(cpu_avx2(), "AVX2");
-  check_dot_reduce("avx2", [](std::size_t m, u64* const* acc, const u64* const* dig, const u64* const* key,
-                              std::size_t k, std::size_t n, u64 p) {
-    dot_mac_reduce(m, acc, dig, key, k, n, p, Path::avx2);
-  });
-}
 #endif
 
 #ifdef SPIRALPIR_HAVE_AVX512

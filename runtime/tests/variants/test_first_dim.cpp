@@ -3,8 +3,8 @@
 // primes (one paired 64-bit word), one prime, three primes (a pair and a single); 28/26-bit
 // primes (long lazy chunks), 30-bit primes (a fold every 16/n values of i), a 31-bit prime whose
 // 2^32 mod p is too large to fold (exact reduction between chunks); implicit (cyclic) databases.
-// Every case: random database and query, AVX-512 (when the CPU has it) and portable kernels at 1
-// and 2 threads, each against an independent schoolbook sum mod p. Plus the worst case of the
+// Every case: random database and query, every kernel path the CPU has (AVX-512, AVX2, portable)
+// at 1 and 2 threads, each against an independent schoolbook sum mod p. Plus the worst case of the
 // lazy bound (every query and database residue = p − 1) and the database file checks (format
 // version 3 and residues of both halves of a paired word). Partial hypercubes: only the first
 // rows_stored rows are stored and summed (the reference sums exactly those).
@@ -236,13 +236,14 @@ void check_final_reduction(const char* name) {
       xs.push_back(w - w % p + (x % 3 == 0 ? 0 : x % 3 == 1 ? p - 1 : 1));
     }
     while (xs.size() % kLanes != 0) xs.push_back(rng.next_u64());
-    for (std::size_t at = 0; at < xs.size(); at += kLanes) {
-      alignas(64) std::uint64_t acc[kLanes], out[kLanes];
-      std::copy(xs.begin() + at, xs.begin() + at + kLanes, acc);
-      FD::reduce_store(out, acc, prime, FD::kernel_path());
-      for (std::size_t l = 0; l < kLanes; ++l)
-        ASSERT_EQ(out[l], xs[at + l] % p) << name << " prime " << prime << " x " << xs[at + l];
-    }
+    for (Path path : available_paths())
+      for (std::size_t at = 0; at < xs.size(); at += kLanes) {
+        alignas(64) std::uint64_t acc[kLanes], out[kLanes];
+        std::copy(xs.begin() + at, xs.begin() + at + kLanes, acc);
+        FD::reduce_store(out, acc, prime, path);
+        for (std::size_t l = 0; l < kLanes; ++l)
+          ASSERT_EQ(out[l], xs[at + l] % p) << name << " " << path_name(path) << " prime " << prime << " x " << xs[at + l];
+      }
   }
 }
 
