@@ -55,6 +55,25 @@ def format_prediction(cmp: dict[str, Any], profile: Profile) -> str:
     return "\n".join(lines)
 
 
+# a whole-query estimate off by more than this factor either way describes another machine (a CPU
+# without the profile's vector kernels runs 5-10x slower), not this one's noise
+PROFILE_MISFIT = 2.0
+
+
+def profile_misfit(cmp: dict[str, Any], profile: Profile) -> str | None:
+    """What to tell the user when this machine's measured total is more than PROFILE_MISFIT
+    times off the profile's estimate (else None): the plans' time estimates are off as much."""
+    predicted, measured = cmp["total"]
+    if predicted <= 0 or measured <= 0:
+        return None
+    ratio = measured / predicted
+    if 1 / PROFILE_MISFIT <= ratio <= PROFILE_MISFIT:
+        return None
+    return (f"note: this machine took {ratio:.2f}x the server time that profile "
+            f"{profile.describe()} estimates, and plans' time estimates are off as much: "
+            f"`spiralpir calibrate` measures this machine for plan, generate, bench and serve")
+
+
 def format_report(name: str, r: dict[str, Any]) -> str:
     lines = [
         f"{name}: {'correct' if r['correct'] else 'WRONG RESULTS'}"
@@ -104,6 +123,8 @@ def bench(source_dir: Path, build_dir: Path | None, threads: int | None, trials:
     else:
         click.echo(format_report(inst.name + (" (CI twin)" if ci else ""), report))
         click.echo(format_prediction(cmp, profile))
+    if note := profile_misfit(cmp, profile):
+        click.echo(note, err=True)
     if not report["correct"]:
         raise SpiralpirError("the benchmark decoded wrong records")
 
