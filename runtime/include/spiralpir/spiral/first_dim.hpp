@@ -330,6 +330,19 @@ struct FirstDim {
     return next == nullptr ? nullptr : reinterpret_cast<const char*>(next) + (a - piece_end);
   }
 
+  /// the software prefetches of one i's `Bytes` of database at `at`: `far_dist` ahead into L2,
+  /// kPrefetchNearBytes ahead into L1 (ahead() says where the stream is by then)
+  template <std::size_t Bytes>
+  [[gnu::always_inline]] static inline void prefetch_ahead(const std::uint32_t* at, std::size_t far_dist,
+                                                           const char* piece_end, const std::uint32_t* next) {
+    if (const char* far = ahead(at, far_dist, piece_end, next))
+      SPIRALPIR_UNROLL
+      for (std::size_t x = 0; x < Bytes; x += 64) _mm_prefetch(far + x, _MM_HINT_T1);
+    if (const char* near = ahead(at, kPrefetchNearBytes, piece_end, next))
+      SPIRALPIR_UNROLL
+      for (std::size_t x = 0; x < Bytes; x += 64) _mm_prefetch(near + x, _MM_HINT_T0);
+  }
+
   /// the W residues of 8 slots at `src` as W vectors of u64: a query's words (aligned) or a
   /// database's (unaligned: a mapped file's words start 32 bytes into a page)
   template <std::size_t W, bool Aligned>
@@ -420,14 +433,7 @@ struct FirstDim {
       }
       const std::uint32_t* qi = q(i0 + i);
       const std::uint32_t* wi = w + i * step;
-      if constexpr (C0 == 0) {
-        if (const char* far = ahead(wi, far_dist, piece_end, next))
-          SPIRALPIR_UNROLL
-          for (std::size_t x = 0; x < step_bytes; x += 64) _mm_prefetch(far + x, _MM_HINT_T1);
-        if (const char* near = ahead(wi, kPrefetchNearBytes, piece_end, next))
-          SPIRALPIR_UNROLL
-          for (std::size_t x = 0; x < step_bytes; x += 64) _mm_prefetch(near + x, _MM_HINT_T0);
-      }
+      if constexpr (C0 == 0) prefetch_ahead<step_bytes>(wi, far_dist, piece_end, next);
       // the query words are laid out like the database's: one 64-byte load holds both residues
       // of 8 slots (W = 2), the high one taken by a shift
       if constexpr (CG == n) {  // every column: the i's query vectors loaded once for the NB blocks
@@ -633,14 +639,7 @@ struct FirstDim {
       }
       const std::uint32_t* qi = q(i0 + i) + half;
       const std::uint32_t* wi = w + i * step + half;
-      if constexpr (prefetching) {
-        if (const char* far = ahead(wi, far_dist, piece_end, next))
-          SPIRALPIR_UNROLL
-          for (std::size_t x = 0; x < step_bytes; x += 64) _mm_prefetch(far + x, _MM_HINT_T1);
-        if (const char* near = ahead(wi, kPrefetchNearBytes, piece_end, next))
-          SPIRALPIR_UNROLL
-          for (std::size_t x = 0; x < step_bytes; x += 64) _mm_prefetch(near + x, _MM_HINT_T0);
-      }
+      if constexpr (prefetching) prefetch_ahead<step_bytes>(wi, far_dist, piece_end, next);
       if constexpr (CG == n && RK * W <= 4) {  // the i's query vectors loaded once for the BC blocks
         __m256i qv[RK][W];
         SPIRALPIR_UNROLL
