@@ -56,7 +56,7 @@ def format_prediction(cmp: dict[str, Any], profile: Profile) -> str:
 
 
 # a whole-query estimate off by more than this factor either way describes another machine (a CPU
-# without the profile's vector kernels runs 5-10x slower), not this one's noise
+# without the profile's vector kernels ran 6-10x slower), not this one's noise
 PROFILE_MISFIT = 2.0
 
 
