@@ -777,10 +777,7 @@ struct FirstDim {
   /// the fastest kernel this process may run: AVX-512, else AVX2, else the portable one
   static Path kernel_path() {
 #ifdef SPIRALPIR_FIRSTDIM_X86
-    static const Path best = path_available(Path::avx512) ? Path::avx512
-                             : path_available(Path::avx2) ? Path::avx2
-                                                          : Path::native;
-    return best;
+    return active_path();
 #else
     return Path::native;
 #endif
