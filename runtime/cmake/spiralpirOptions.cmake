@@ -11,6 +11,8 @@ endif()
 
 option(SPIRALPIR_WERROR "Treat warnings as errors" OFF)
 option(SPIRALPIR_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
+option(SPIRALPIR_OPTIMIZE_RUNTIME
+  "Compile the runtime library (the kernels) at -O2 in any build type: a Debug sanitizer build then runs its tests at kernel speed, still instrumented and range-checked" OFF)
 option(SPIRALPIR_ENABLE_AVX512 "Compile the AVX-512 kernels (still checked against the CPU at run time)" ON)
 option(SPIRALPIR_ENABLE_AVX2 "Compile the AVX2 kernels (still checked against the CPU at run time)" ON)
 
