@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from spiralpir.optimizer.errors import SpiralpirError
+from spiralpir.optimizer.models.kernel_path import AVX512_FLAGS, cpu_flags
 from spiralpir.optimizer.resources import default_build_dir, runtime_source_dir
 
 _NINJA_STATUS = re.compile(r"^\[(\d+)/(\d+)\]")
@@ -124,12 +125,7 @@ def _tools() -> tuple[str, list[str]]:
 
 
 def cpu_has_avx512() -> bool:
-    try:
-        info = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return False
-    flags = set(re.findall(r"\bavx512\w*", info))
-    return {"avx512f", "avx512dq", "avx512bw", "avx512vl"} <= flags
+    return AVX512_FLAGS <= cpu_flags()
 
 
 @contextmanager

@@ -131,7 +131,7 @@ def kernels_of(arith_bench: Path | None, build_dir: Path | None, step: Step, don
     try:
         exe = arith_bench or builder.build_arith_bench(build_dir, show_progress=False)
     except SpiralpirError as exc:
-        shipped = Profile.shipped()
+        shipped = Profile.shipped_for_this_cpu()
         step(done, total, "no microbenchmarks (" + str(exc).splitlines()[0][:120]
              + "): the shipped kernel costs stand in")
         return (Kernels(shipped.ntt_seconds, shipped.op_seconds["mac"], "shipped",

@@ -8,10 +8,15 @@ the machine scales with threads (`threads`: per thread count, the slowdown of ea
 compute when that many run at once, apart for the scalar 128-bit ops, and the read bandwidth
 they reach together).
 
+Two profiles are shipped, one per kernel path, as the runtime's speed depends on it most
+(without AVX-512 every kernel is 2-10x slower): `default` (AVX-512) and `avx2`.
+
 The ACTIVE profile (`Profile.load()` with no path, what the planner, `bench`, `serve` and the
-CLI use unless given one): $SPIRALPIR_PROFILE (a file, or `default` for the shipped one), else
-the one `spiralpir calibrate` wrote for this user ($XDG_CONFIG_HOME/spiralpir/profile.json,
-~/.config/spiralpir/profile.json without XDG_CONFIG_HOME), else the shipped default.
+CLI use unless given one): $SPIRALPIR_PROFILE (a file, or a shipped profile's name), else the
+one `spiralpir calibrate` wrote for this user ($XDG_CONFIG_HOME/spiralpir/profile.json,
+~/.config/spiralpir/profile.json without XDG_CONFIG_HOME), else the shipped profile of the
+kernel path this CPU takes (models/kernel_path.py; the portable path has none, and takes the
+AVX2 one, the nearer).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from typing import Any
 
 from spiralpir.estimator.jsonfile import read_json_object
 from spiralpir.optimizer.errors import SpiralpirError
+from spiralpir.optimizer.models.kernel_path import kernel_path
 
 ONE_TIME_STAGES = ("expansion", "conversion")  # server_prepare: once per (streamed) query
 PER_DATABASE_STAGES = ("first_dimension", "folding", "packing", "modswitch")  # answer_prepared
@@ -38,7 +44,9 @@ _OPTIONAL = ("compose", "compose_wide", "redecomp_wide", "parse", "tile", "fd_n3
              "fdout", "ms_wide")
 _WIDE = {"decomp_wide": "decomp"}  # absent from older profiles: the narrow cost
 PROFILE_ENV = "SPIRALPIR_PROFILE"
-SHIPPED = "default"  # $SPIRALPIR_PROFILE value naming the shipped profile
+SHIPPED = "default"  # the shipped profile of an AVX-512 machine, what tests pin
+SHIPPED_PATHS = {SHIPPED: "profiles/default.json", "avx2": "profiles/avx2.json"}
+SHIPPED_FOR_PATH = {"avx512": SHIPPED, "avx2": "avx2", "native": "avx2"}
 
 
 @dataclass(frozen=True)
@@ -81,7 +89,8 @@ class Profile:
 
     def describe(self) -> str:
         """Which profile this is, for the user: where it came from, its CPU and date."""
-        where = "shipped default" if self.path in ("", SHIPPED_PATH) else self.path
+        names = {path: name for name, path in SHIPPED_PATHS.items()}
+        where = f"shipped {names[self.path]}" if self.path in names else self.path
         return f"{where} ({self.cpu_model}, {self.date})"
 
     def ntt(self, d: int) -> float:
@@ -173,9 +182,12 @@ class Profile:
     def load(cls, path: str | Path | None = None) -> Profile:
         """Load a profile file; None -> the active profile (module docstring)."""
         if path is None:
+            env = os.environ.get(PROFILE_ENV, "").strip()
+            if env in SHIPPED_PATHS:
+                return cls.shipped(env)
             path = active_profile_path()
             if path is None:
-                return cls.shipped()
+                return cls.shipped_for_this_cpu()
         p = Path(path)
         try:
             st = p.stat()
@@ -186,12 +198,14 @@ class Profile:
         return _load_file(str(p), st.st_mtime_ns, st.st_size)
 
     @classmethod
-    def shipped(cls) -> Profile:
-        """The shipped default profile (models/profiles/default.json)."""
-        return _default_profile()
+    def shipped(cls, name: str = SHIPPED) -> Profile:
+        """A shipped profile by name (SHIPPED_PATHS): by default the AVX-512 machine's."""
+        return _shipped_profile(name)
 
-
-SHIPPED_PATH = "profiles/default.json"
+    @classmethod
+    def shipped_for_this_cpu(cls) -> Profile:
+        """The shipped profile of the kernel path this CPU takes."""
+        return _shipped_profile(SHIPPED_FOR_PATH[kernel_path()])
 
 
 def user_profile_path() -> Path:
@@ -201,10 +215,10 @@ def user_profile_path() -> Path:
 
 
 def active_profile_path() -> Path | None:
-    """The active profile's file, None for the shipped default (module docstring)."""
+    """The active profile's file, None for a shipped one (module docstring)."""
     env = os.environ.get(PROFILE_ENV, "").strip()
     if env:
-        return None if env == SHIPPED else Path(env)
+        return None if env in SHIPPED_PATHS else Path(env)
     user = user_profile_path()
     return user if user.is_file() else None
 
@@ -218,8 +232,8 @@ def _load_file(path: str, mtime_ns: int, size: int) -> Profile:
 
 
 @cache
-def _default_profile() -> Profile:
-    """The shipped profile, read once (the planner asks for it on every plan)."""
-    shipped = resources.files("spiralpir.optimizer.models").joinpath(SHIPPED_PATH)
-    text = shipped.read_text()
-    return Profile.from_dict(json.loads(text), SHIPPED_PATH)
+def _shipped_profile(name: str) -> Profile:
+    """A shipped profile, read once (the planner asks for it on every plan)."""
+    path = SHIPPED_PATHS[name]
+    text = resources.files("spiralpir.optimizer.models").joinpath(path).read_text()
+    return Profile.from_dict(json.loads(text), path)

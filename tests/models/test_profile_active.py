@@ -9,8 +9,12 @@ from pathlib import Path
 
 import pytest
 from spiralpir.optimizer.errors import SpiralpirError
+from spiralpir.optimizer.models import profile as profile_module
+from spiralpir.optimizer.models.kernel_path import cpu_flags, kernel_path
 from spiralpir.optimizer.models.profile import (
     PROFILE_ENV,
+    SHIPPED_FOR_PATH,
+    SHIPPED_PATHS,
     Profile,
     active_profile_path,
     user_profile_path,
@@ -36,8 +40,8 @@ def test_resolution_order(tmp_path: Path, monkeypatch: Mp) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.delenv(PROFILE_ENV, raising=False)
     assert user_profile_path() == tmp_path / "config" / "spiralpir" / "profile.json"
-    assert active_profile_path() is None  # nothing calibrated: the shipped one
-    assert Profile.load() is Profile.shipped()
+    assert active_profile_path() is None  # nothing calibrated: the shipped one of this CPU
+    assert Profile.load() is Profile.shipped_for_this_cpu()
     _write_profile(user_profile_path(), 2.0, "calibrated cpu")
     assert Profile.load().cpu_model == "calibrated cpu"
     assert Profile.load().describe().startswith(str(user_profile_path()))
@@ -48,9 +52,40 @@ def test_resolution_order(tmp_path: Path, monkeypatch: Mp) -> None:
     monkeypatch.setenv(PROFILE_ENV, "default")
     assert Profile.load() is Profile.shipped()
     assert Profile.shipped().describe().startswith("shipped default")
+    monkeypatch.setenv(PROFILE_ENV, "avx2")
+    assert Profile.load() is Profile.shipped("avx2")
+    assert Profile.load().describe().startswith("shipped avx2")
     monkeypatch.setenv(PROFILE_ENV, str(tmp_path / "absent.json"))
     with pytest.raises(SpiralpirError, match="absent.json"):
         Profile.load()
+
+
+@pytest.mark.parametrize("flags, disabled, path", [
+    ("fpu avx avx2 avx512f avx512dq avx512bw avx512vl avx512ifma", "", "avx512"),
+    ("fpu avx avx2 avx512f avx512dq avx512bw avx512vl", "SPIRALPIR_DISABLE_AVX512", "avx2"),
+    ("fpu avx avx2 avx512f avx512cd", "", "avx2"),  # no DQ/BW/VL: not the runtime's AVX-512
+    ("fpu avx avx2", "", "avx2"),
+    ("fpu avx avx2", "SPIRALPIR_DISABLE_AVX2", "native"),
+    ("fpu sse4_2", "", "native"),
+])
+def test_the_shipped_profile_follows_the_kernel_path(flags: str, disabled: str, path: str,
+                                                      tmp_path: Path, monkeypatch: Mp) -> None:
+    cpuinfo = f"processor\t: 0\nflags\t\t: {flags}\nbugs\t\t: avx512_fake\n"
+    env = {disabled: "1"} if disabled else {"SPIRALPIR_DISABLE_AVX512": "0"}
+    assert kernel_path(cpu_flags(cpuinfo), env) == path
+    monkeypatch.setattr(profile_module, "kernel_path", lambda: path)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    monkeypatch.delenv(PROFILE_ENV, raising=False)
+    name = SHIPPED_FOR_PATH[path]
+    assert Profile.load() is Profile.shipped(name)
+    assert Profile.load().path == SHIPPED_PATHS[name]
+
+
+def test_the_shipped_profiles_differ_as_their_kernel_paths() -> None:
+    avx512, avx2 = Profile.shipped(), Profile.shipped("avx2")
+    # the same ring's NTT on the AVX2 machine is slower than with AVX-512 IFMA
+    ring = min(set(avx512.ntt_seconds) & set(avx2.ntt_seconds))
+    assert avx2.ntt(ring) > 1.5 * avx512.ntt(ring)
 
 
 def test_home_config_without_xdg(tmp_path: Path, monkeypatch: Mp) -> None:

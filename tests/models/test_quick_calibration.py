@@ -236,7 +236,7 @@ def test_without_microbenchmarks_the_shipped_kernels_stand_in(tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch
                                                               ) -> None:
     """An installed wheel has no runtime/bench: the quick calibration says so and fits the
-    stages on the shipped profile's kernel costs."""
+    stages on the kernel costs of the profile shipped for this CPU's kernels."""
     from spiralpir.optimizer.build import builder
     from spiralpir.optimizer.errors import SpiralpirError
 
@@ -247,4 +247,4 @@ def test_without_microbenchmarks_the_shipped_kernels_stand_in(tmp_path: Path,
     kern, src, report = quick.kernels_of(None, tmp_path / "build",
                                          lambda d, t, m: said.append(m), 0, 1)
     assert report is None and "shipped" in src and "not installed" in said[0]
-    assert kern.ntt_seconds == Profile.shipped().ntt_seconds
+    assert kern.ntt_seconds == Profile.shipped_for_this_cpu().ntt_seconds
