@@ -1,6 +1,6 @@
 """Which machine profile is active (models/profile.py): $SPIRALPIR_PROFILE, else the user's
-calibrated profile (XDG config directory), else the shipped one; and that the planner and the
-CLI use it and say so."""
+calibrated profile (XDG config directory), else the one shipped for the kernel path this CPU
+takes; and that the planner and the CLI use it and say so."""
 
 from __future__ import annotations
 
