@@ -182,12 +182,9 @@ class Profile:
     def load(cls, path: str | Path | None = None) -> Profile:
         """Load a profile file; None -> the active profile (module docstring)."""
         if path is None:
-            env = os.environ.get(PROFILE_ENV, "").strip()
-            if env in SHIPPED_PATHS:
-                return cls.shipped(env)
             path = active_profile_path()
             if path is None:
-                return cls.shipped_for_this_cpu()
+                return cls.shipped(_active_shipped_name())
         p = Path(path)
         try:
             st = p.stat()
@@ -212,6 +209,13 @@ def user_profile_path() -> Path:
     """Where `spiralpir calibrate` writes this user's profile (XDG base directories)."""
     base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     return Path(base) / "spiralpir" / "profile.json"
+
+
+def _active_shipped_name() -> str:
+    """The shipped profile that is active when no file is: the one $SPIRALPIR_PROFILE names,
+    else this CPU's."""
+    env = os.environ.get(PROFILE_ENV, "").strip()
+    return env if env in SHIPPED_PATHS else SHIPPED_FOR_PATH[kernel_path()]
 
 
 def active_profile_path() -> Path | None:
