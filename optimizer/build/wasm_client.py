@@ -23,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shutil
 import time
 from collections.abc import Callable
@@ -37,7 +36,9 @@ from spiralpir.optimizer.build.client_lib import (
     _compile,
     _runtime_dir,
     _sources_hash,
+    client_unit_text,
     compile_objects,
+    instance_abi,
 )
 from spiralpir.optimizer.errors import SpiralpirError
 
@@ -55,7 +56,6 @@ CLIENT_FUNCTIONS = ("last_error", "free", "params_json", "variant", "client_new"
                     "client_load", "client_free", "client_public_params", "client_query",
                     "client_decode", "client_query_blocked", "client_decode_plaintexts",
                     "blake2b")
-INSTANCE_MACRO = re.compile(r"^SPIRALPIR_DEFINE_C_API\((\w+), (\w+)\)$", re.MULTILINE)
 EMXX_HINT = ("install Emscripten (Debian: apt-get install emscripten) or set $EMXX to em++")
 
 
@@ -105,15 +105,9 @@ class WasmClient:
 def wasm_client(source_dir: Path, ci: bool = False) -> WasmClient:
     """Where the WebAssembly client of generated/NAME goes (built or not)."""
     source_dir = Path(source_dir).resolve()
-    inst = source_dir / ("instance_ci.cpp" if ci else "instance.cpp")
-    if not inst.is_file():
-        raise SpiralpirError(f"{source_dir}: no generated build there (no {inst.name})")
-    m = INSTANCE_MACRO.search(inst.read_text())
-    if m is None:
-        raise SpiralpirError(f"{inst}: no SPIRALPIR_DEFINE_C_API(prefix, params) line; "
-                             "regenerate the build")
-    return WasmClient(source_dir / "wasm", m.group(1),
-                      source_dir / "wasm" / ("client_ci.mjs" if ci else "client.mjs"), m.group(2))
+    prefix, params_type = instance_abi(source_dir, ci)
+    return WasmClient(source_dir / "wasm", prefix,
+                      source_dir / "wasm" / ("client_ci.mjs" if ci else "client.mjs"), params_type)
 
 
 def _inputs_hash(cc: Compiler, runtime: Path, source_dir: Path, ci: bool, simd: bool) -> str:
@@ -177,10 +171,7 @@ def _build(client: WasmClient, cc: Compiler, runtime: Path, source_dir: Path, in
     tmp.mkdir(exist_ok=True)
     try:
         unit = tmp / f"{client.name}.cpp"
-        unit.write_text("// the client's C ABI of one build, for WebAssembly\n"
-                        '#include "params.hpp"\n\n#include <spiralpir/spiral/capi.hpp>\n\n'
-                        f"SPIRALPIR_DEFINE_CLIENT_C_API({client.name}, "
-                        f"{client.params_type})\n")
+        unit.write_text(client_unit_text(client.name, client.params_type, packed=False))
         obj = tmp / f"{client.name}.o"
         _compile(cc, [*flags, "-I", str(source_dir), "-c", str(unit), "-o", str(obj)], unit.name)
         exported = ",".join(["_malloc", "_free"]

@@ -131,6 +131,13 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
                                            _c_u8_pp, _c_size_p, ctypes.POINTER(ctypes.c_double)]),
 }
 
+# What a client-only library (build/client_lib.py) exports: the client's part of the C ABI.
+CLIENT_FUNCTIONS = frozenset({
+    "last_error", "free", "params_json", "stage_names", "variant", "client_new", "client_save",
+    "client_load", "client_free", "client_public_params", "client_query", "client_decode",
+    "client_query_blocked", "client_decode_plaintexts", "query_buckets",
+    "client_query_packed"})
+
 # The streaming ABI's stage timings: the one-time part (PREFIX_server_prepare; "expansion" is
 # the query parse alone for the stream variants, which upload the expanded query) and the
 # per-database part (PREFIX_server_answer_prepared; "packing" is 0 unless the variant packs).
@@ -166,15 +173,18 @@ _LOAD_LOCK = threading.Lock()
 class Library:
     """The C ABI of one instance prefix inside a shared library."""
 
-    def __init__(self, path: Path, prefix: str) -> None:
+    def __init__(self, path: Path, prefix: str, client_only: bool = False) -> None:
         self.path = Path(path)
         self.prefix = prefix
+        self.client_only = client_only
         try:
             self._dll = ctypes.CDLL(str(self.path))
         except OSError as exc:
             raise SpiralpirError(f"cannot load {self.path}: {exc}") from exc
         self._fn: dict[str, Any] = {}
         for short, (restype, argtypes) in _SIGNATURES.items():
+            if client_only and short not in CLIENT_FUNCTIONS:
+                continue
             try:
                 fn = getattr(self._dll, f"{prefix}_{short}")
             except AttributeError as exc:
@@ -192,7 +202,7 @@ class Library:
 
     # -- helpers -------------------------------------------------------------------------------
     def call(self, short: str, *args: Any) -> None:
-        rc = self._fn[short](*args)
+        rc = self.fn(short)(*args)
         if rc != 0:
             msg = self._fn["last_error"]()
             text = msg.decode(errors="replace") if msg else f"{self.prefix}_{short} failed"
@@ -234,16 +244,23 @@ class Library:
             )
 
     def fn(self, short: str) -> Any:
-        return self._fn[short]
+        found = self._fn.get(short)
+        if found is None:
+            if short in _SIGNATURES and self.client_only:
+                raise SpiralpirError(f"{self.path} is a client library: it has no server "
+                                     f"function {self.prefix}_{short}")
+            raise KeyError(short)
+        return found
 
 
-def load(library_path: Path, prefix: str) -> Library:
-    """Load (once per process) the C ABI with this prefix from library_path."""
+def load(library_path: Path, prefix: str, client_only: bool = False) -> Library:
+    """Load (once per process) the C ABI with this prefix from library_path (with
+    `client_only`, the client's part alone, CLIENT_FUNCTIONS)."""
     key = (str(Path(library_path).resolve()), prefix)
     with _LOAD_LOCK:
         lib = _LOADED.get(key)
         if lib is None:
-            lib = Library(Path(library_path), prefix)
+            lib = Library(Path(library_path), prefix, client_only)
             _LOADED[key] = lib
         return lib
 
@@ -721,7 +738,7 @@ class Build:
         self.source_dir: Path = inst.source_dir
         self.params: dict[str, Any] = build_literal(inst.params_json, ci)
         self.prefix = f"spiralpir_{self.name}_ci" if ci else f"spiralpir_{self.name}"
-        self.lib = load(inst.library, self.prefix)
+        self.lib = load(inst.library, self.prefix, getattr(inst, "client_only", False))
 
     @property
     def label(self) -> str:

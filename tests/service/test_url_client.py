@@ -3,9 +3,9 @@ exactly, and `spiralpir query` on a machine without generated/ and without a com
 on PATH builds a client (the ziglang package's clang), caches it, and decrypts real records,
 also with the AVX-512 and AVX2 kernels disabled.
 
-Cost: the URL-only test compiles the runtime and the demo instance with zig (~40 CPU-seconds;
-where zig's cache is empty zig first builds its libc++, ~42 CPU-seconds more, once per venv);
-its later queries reuse the cached library.
+Cost: the URL-only test compiles the runtime and the demo's client unit with zig (~45
+CPU-seconds; where zig's cache is empty zig first builds its libc++, ~135 CPU-seconds more);
+its later queries reuse the cached library, which holds the client's part of the C ABI alone.
 """
 
 from __future__ import annotations
@@ -84,6 +84,41 @@ def test_query_with_the_url_alone(tmp_path: Path) -> None:
     libs = list((tmp_path / "cache" / "clients").glob("demo-*/lib/libspiralpir_demo.so"))
     assert len(libs) == 1, libs
     assert not (client_dir / "generated").exists() and not (client_dir / "build").exists()
+    check_client_only(libs[0])
+
+
+CLIENT_ONLY_CHECK = """
+import ctypes, sys
+from spiralpir.optimizer.errors import SpiralpirError
+from spiralpir.optimizer.service.binding import ClientKeys, Library
+path = sys.argv[1]
+dll = ctypes.CDLL(path)
+print("server_answer", hasattr(dll, "spiralpir_demo_server_answer"))
+print("shard_new", hasattr(dll, "spiralpir_demo_shard_new"))
+lib = Library(path, "spiralpir_demo", client_only=True)
+keys = ClientKeys.new(lib)
+print("packed query bytes", len(keys.query_packed([5])))
+print("plain query bytes", len(keys.query(5)))
+try:
+    lib.fn("server_answer")
+except SpiralpirError as exc:
+    print("error:", exc)
+"""
+
+
+def check_client_only(lib: Path) -> None:
+    """The cached library holds the client's part of the C ABI alone, packed queries included,
+    and the binding names what is missing when asked for a server function."""
+    r = subprocess.run([sys.executable, "-c", CLIENT_ONLY_CHECK, str(lib)], capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[:2] == ["server_answer False", "shard_new False"], r.stdout
+    query_bytes = int(json.loads((DEMO / "params.json").read_text())["estimate"]["query_bytes"])
+    assert lines[2:4] == [f"packed query bytes {query_bytes}",
+                          f"plain query bytes {query_bytes}"], r.stdout
+    assert lines[4] == (f"error: {lib} is a client library: it has no server function "
+                        "spiralpir_demo_server_answer"), r.stdout
 
 
 def demo_info() -> dict[str, object]:

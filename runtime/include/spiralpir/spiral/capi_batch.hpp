@@ -84,7 +84,9 @@ void expansion_free(void* expansion) {
 
 }  // namespace spiralpir::capi
 
-#define SPIRALPIR_DEFINE_BATCH_C_API(PREFIX, PARAMS)                                                          \
+// The client's part alone (PREFIX_query_buckets, PREFIX_client_query_packed): with
+// SPIRALPIR_DEFINE_CLIENT_C_API, what a client-only library exports (build/client_lib.py).
+#define SPIRALPIR_DEFINE_BATCH_CLIENT_C_API(PREFIX, PARAMS)                                                   \
   extern "C" {                                                                                              \
   __attribute__((visibility("default"))) uint32_t SPIRALPIR_CAPI_CAT(PREFIX, _query_buckets)(void) {        \
     return ::spiralpir::Derived<PARAMS>::query_buckets;                                                     \
@@ -94,6 +96,11 @@ void expansion_free(void* expansion) {
     return ::spiralpir::capi::guarded(                                                                      \
         [&] { ::spiralpir::capi::client_query_packed<PARAMS>(client, records, count, buf, len); });         \
   }                                                                                                         \
+  }
+
+#define SPIRALPIR_DEFINE_BATCH_C_API(PREFIX, PARAMS)                                                          \
+  SPIRALPIR_DEFINE_BATCH_CLIENT_C_API(PREFIX, PARAMS)                                                       \
+  extern "C" {                                                                                              \
   __attribute__((visibility("default"))) int SPIRALPIR_CAPI_CAT(PREFIX, _server_expand_packed)(             \
       void* server, void* pp, const uint8_t* query, size_t query_len, size_t buckets, void** expansion,     \
       double* seconds) {                                                                                    \
