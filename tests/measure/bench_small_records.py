@@ -7,7 +7,8 @@
 For each N = 2^k: `spiralpir generate --records N --record-size 32` (the default plan, or the
 plan of --objective under the size caps given), build,
 and `spiralpir bench --threads 1` in DIR (default: a temporary directory), the minimum server
-seconds of --repeat bench processes of --trials queries. Prints per N our CPU ms, the report's
+seconds of --repeat bench processes of --trials queries. Prints per N our CPU ms (and its stages:
+expansion/conversion/first dimension/folding/modulus switching), the report's
 figure (the deployment report's single-threaded SPIRAL server, ../shared/seeds/003: the
 smaller of its Tables 8/32, row 2), the speedup, the preprocessed bytes per record byte, query
 and response bytes and the plan. --old SPIRALPIR (another checkout's CLI, e.g. a venv of main)
@@ -79,6 +80,14 @@ class Side:
         }
 
 
+STAGE_ORDER = ("expansion", "conversion", "first_dimension", "folding", "modswitch")
+
+
+def _stages_text(stages_ms: dict[str, float]) -> str:
+    """'exp/conv/first/fold/ms' of one bench, the fixed per-query work beside the database's."""
+    return "/".join(f"{stages_ms[s]:.1f}" if s in stages_ms else "-" for s in STAGE_ORDER)
+
+
 def _rows(params: dict[str, Any]) -> str:
     """'stored/2^nu_1' first-dimension rows (FORMATS.md §3), from the params alone."""
     pt_bits = params["n"] ** 2 * params["poly_len"] * (params["p"].bit_length() - 1)
@@ -130,7 +139,7 @@ def main() -> None:
         vs = f"report {report:6.1f}  {row['speedup']:5.2f}x" if report else f"{'':21}"
         line = (f"{label:<8} {new['ms']:8.1f} ms  {vs}  {new['bytes_per_byte']:6.2f} B/B  "
                 f"query {new['query_bytes']:6d}  response {new['response_bytes']:6d}  "
-                f"{new['plan']}")
+                f"{new['plan']}  stages ms {_stages_text(new['stages_ms'])}")
         if args.old:
             old = sides[1].figures()
             row["old"] = old
