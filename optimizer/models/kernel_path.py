@@ -1,7 +1,8 @@
 """The kernel path the runtime takes on this CPU, decided as runtime/src/cpu_features.cpp does:
 AVX-512 (F, DQ, BW and VL) before AVX2 before the portable code, each unless its
 SPIRALPIR_DISABLE_* switch is set. Read from the CPU flags the kernel reports, so that Python
-can choose, for example, a machine profile without loading a build."""
+can choose, for example, a machine profile without loading a build. Also the CPU's vendor and
+family (`cpu_family`): the microarchitecture a shipped profile may have been measured on."""
 
 from __future__ import annotations
 
@@ -23,13 +24,27 @@ def cpu_flags(cpuinfo: str | None = None) -> frozenset[str]:
                      for word in line.split(":", 1)[1].split())
 
 
+def cpu_family(cpuinfo: str | None = None) -> tuple[str, int] | None:
+    """(vendor_id, cpu family) of the first processor in /proc/cpuinfo (or the text given), e.g.
+    ("AuthenticAMD", 26) for Zen 5; None where the file cannot be read or lacks either field."""
+    text = _this_cpuinfo() if cpuinfo is None else cpuinfo
+    vendor = re.search(r"^vendor_id\s*:\s*(\S+)", text, re.MULTILINE)
+    family = re.search(r"^cpu family\s*:\s*(\d+)", text, re.MULTILINE)
+    return (vendor.group(1), int(family.group(1))) if vendor and family else None
+
+
 @cache
-def _this_cpu_flags() -> frozenset[str]:
+def _this_cpuinfo() -> str:
     """Read once: every plan asks for the active profile, and the CPU does not change."""
     try:
-        return cpu_flags(Path("/proc/cpuinfo").read_text())
+        return Path("/proc/cpuinfo").read_text()
     except OSError:
-        return frozenset()
+        return ""
+
+
+@cache
+def _this_cpu_flags() -> frozenset[str]:
+    return cpu_flags(_this_cpuinfo())
 
 
 def _disabled(env: Mapping[str, str], name: str) -> bool:

@@ -8,15 +8,17 @@ the machine scales with threads (`threads`: per thread count, the slowdown of ea
 compute when that many run at once, apart for the scalar 128-bit ops, and the read bandwidth
 they reach together).
 
-Two profiles are shipped, one per kernel path, as the runtime's speed depends on it most
-(without AVX-512 every kernel is 2-10x slower): `default` (AVX-512) and `avx2`.
+Profiles are shipped per kernel path, as the runtime's speed depends on it most (without
+AVX-512 every kernel is 2-10x slower): `default` (AVX-512) and `avx2`; and per microarchitecture
+where one measured apart from the path's: `zen5` (AMD family 26 with AVX-512: the NTT 1.4x the
+`default` machine's time, which predicted its queries 9-38% fast at one thread).
 
 The ACTIVE profile (`Profile.load()` with no path, what the planner, `bench`, `serve` and the
 CLI use unless given one): $SPIRALPIR_PROFILE (a file, or a shipped profile's name), else the
 one `spiralpir calibrate` wrote for this user ($XDG_CONFIG_HOME/spiralpir/profile.json,
-~/.config/spiralpir/profile.json without XDG_CONFIG_HOME), else the shipped profile of the
-kernel path this CPU takes (models/kernel_path.py; the portable path has none, and takes the
-AVX2 one, the nearer).
+~/.config/spiralpir/profile.json without XDG_CONFIG_HOME), else the shipped profile of this
+CPU's microarchitecture when its AVX-512 kernels run, else of the kernel path it takes
+(models/kernel_path.py; the portable path has none, and takes the AVX2 one, the nearer).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from typing import Any
 
 from spiralpir.estimator.jsonfile import read_json_object
 from spiralpir.optimizer.errors import SpiralpirError
-from spiralpir.optimizer.models.kernel_path import kernel_path
+from spiralpir.optimizer.models.kernel_path import cpu_family, kernel_path
 
 ONE_TIME_STAGES = ("expansion", "conversion")  # server_prepare: once per (streamed) query
 PER_DATABASE_STAGES = ("first_dimension", "folding", "packing", "modswitch")  # answer_prepared
@@ -45,8 +47,18 @@ _OPTIONAL = ("compose", "compose_wide", "redecomp_wide", "parse", "tile", "fd_n3
 _WIDE = {"decomp_wide": "decomp"}  # absent from older profiles: the narrow cost
 PROFILE_ENV = "SPIRALPIR_PROFILE"
 SHIPPED = "default"  # the shipped profile of an AVX-512 machine, what tests pin
-SHIPPED_PATHS = {SHIPPED: "profiles/default.json", "avx2": "profiles/avx2.json"}
+SHIPPED_PATHS = {SHIPPED: "profiles/default.json", "avx2": "profiles/avx2.json",
+                 "zen5": "profiles/zen5.json"}
 SHIPPED_FOR_PATH = {"avx512": SHIPPED, "avx2": "avx2", "native": "avx2"}
+# (vendor_id, cpu family) -> the profile measured on it, for the AVX-512 path it was measured with
+SHIPPED_FOR_AVX512_CPU = {("AuthenticAMD", 26): "zen5"}
+
+
+def shipped_name_for(path: str, family: tuple[str, int] | None) -> str:
+    """The shipped profile of a CPU taking kernel `path` with `family` (kernel_path.cpu_family)."""
+    if path == "avx512" and family in SHIPPED_FOR_AVX512_CPU:
+        return SHIPPED_FOR_AVX512_CPU[family]
+    return SHIPPED_FOR_PATH[path]
 
 
 @dataclass(frozen=True)
@@ -201,8 +213,8 @@ class Profile:
 
     @classmethod
     def shipped_for_this_cpu(cls) -> Profile:
-        """The shipped profile of the kernel path this CPU takes."""
-        return _shipped_profile(SHIPPED_FOR_PATH[kernel_path()])
+        """The shipped profile of this CPU (shipped_name_for)."""
+        return _shipped_profile(shipped_name_for(kernel_path(), cpu_family()))
 
 
 def user_profile_path() -> Path:
@@ -215,7 +227,7 @@ def _active_shipped_name() -> str:
     """The shipped profile that is active when no file is: the one $SPIRALPIR_PROFILE names,
     else this CPU's."""
     env = os.environ.get(PROFILE_ENV, "").strip()
-    return env if env in SHIPPED_PATHS else SHIPPED_FOR_PATH[kernel_path()]
+    return env if env in SHIPPED_PATHS else shipped_name_for(kernel_path(), cpu_family())
 
 
 def active_profile_path() -> Path | None:

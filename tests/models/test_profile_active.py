@@ -1,6 +1,7 @@
 """Which machine profile is active (models/profile.py): $SPIRALPIR_PROFILE, else the user's
-calibrated profile (XDG config directory), else the one shipped for the kernel path this CPU
-takes; and that the planner and the CLI use it and say so."""
+calibrated profile (XDG config directory), else the one shipped for this CPU's
+microarchitecture (AVX-512 kernels) or for the kernel path it takes; and that the planner and
+the CLI use it and say so."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ from pathlib import Path
 import pytest
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.models import profile as profile_module
-from spiralpir.optimizer.models.kernel_path import cpu_flags, kernel_path
+from spiralpir.optimizer.models.kernel_path import cpu_family, cpu_flags, kernel_path
 from spiralpir.optimizer.models.profile import (
     PROFILE_ENV,
+    SHIPPED_FOR_AVX512_CPU,
     SHIPPED_FOR_PATH,
     SHIPPED_PATHS,
     Profile,
@@ -74,6 +76,7 @@ def test_the_shipped_profile_follows_the_kernel_path(flags: str, disabled: str, 
     env = {disabled: "1"} if disabled else {"SPIRALPIR_DISABLE_AVX512": "0"}
     assert kernel_path(cpu_flags(cpuinfo), env) == path
     monkeypatch.setattr(profile_module, "kernel_path", lambda: path)
+    monkeypatch.setattr(profile_module, "cpu_family", lambda: ("GenuineIntel", 6))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
     monkeypatch.delenv(PROFILE_ENV, raising=False)
     name = SHIPPED_FOR_PATH[path]
@@ -81,11 +84,46 @@ def test_the_shipped_profile_follows_the_kernel_path(flags: str, disabled: str, 
     assert Profile.load().path == SHIPPED_PATHS[name]
 
 
+ZEN5_CPUINFO = ("processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 26\nmodel\t\t: 2\n"
+                "model name\t: AMD EPYC\nflags\t\t: fpu avx2 avx512f avx512dq avx512bw avx512vl\n"
+                "processor\t: 1\nvendor_id\t: AuthenticAMD\ncpu family\t: 26\n")
+
+
+@pytest.mark.parametrize("cpuinfo, env, name", [
+    (ZEN5_CPUINFO, {}, "zen5"),
+    # measured with its AVX-512 kernels: without them the AVX2 profile is the nearer
+    (ZEN5_CPUINFO, {"SPIRALPIR_DISABLE_AVX512": "1"}, "avx2"),
+    (ZEN5_CPUINFO.replace("family\t: 26", "family\t: 25"), {}, "default"),
+    (ZEN5_CPUINFO.replace("AuthenticAMD", "GenuineIntel"), {}, "default"),
+    (ZEN5_CPUINFO.replace("cpu family", "cpu kin"), {}, "default"),  # no family: the path's
+])
+def test_a_microarchitecture_with_its_own_profile_gets_it(cpuinfo: str, env: dict[str, str],
+                                                          name: str, tmp_path: Path,
+                                                          monkeypatch: Mp) -> None:
+    path, family = kernel_path(cpu_flags(cpuinfo), env), cpu_family(cpuinfo)
+    monkeypatch.setattr(profile_module, "kernel_path", lambda: path)
+    monkeypatch.setattr(profile_module, "cpu_family", lambda: family)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    monkeypatch.delenv(PROFILE_ENV, raising=False)
+    assert Profile.load() is Profile.shipped(name) is Profile.shipped_for_this_cpu()
+    assert Profile.load().describe().startswith(f"shipped {name}")
+
+
+def test_cpu_family_reads_the_first_processor() -> None:
+    assert cpu_family(ZEN5_CPUINFO) == ("AuthenticAMD", 26)
+    assert cpu_family("processor\t: 0\nflags\t: fpu\n") is None
+    assert cpu_family("") is None
+    assert set(SHIPPED_FOR_AVX512_CPU.values()) <= set(SHIPPED_PATHS)
+
+
 def test_the_shipped_profiles_differ_as_their_kernel_paths() -> None:
     avx512, avx2 = Profile.shipped(), Profile.shipped("avx2")
     # the same ring's NTT on the AVX2 machine is slower than with AVX-512 IFMA
     ring = min(set(avx512.ntt_seconds) & set(avx2.ntt_seconds))
     assert avx2.ntt(ring) > 1.5 * avx512.ntt(ring)
+    # every shipped profile loads and covers the planner's ring sizes
+    for name in SHIPPED_PATHS:
+        assert set(Profile.shipped(name).ntt_seconds) >= set(avx512.ntt_seconds), name
 
 
 def test_home_config_without_xdg(tmp_path: Path, monkeypatch: Mp) -> None:
