@@ -214,7 +214,7 @@ class Profile:
     @classmethod
     def shipped_for_this_cpu(cls) -> Profile:
         """The shipped profile of this CPU (shipped_name_for)."""
-        return _shipped_profile(shipped_name_for(kernel_path(), cpu_family()))
+        return _shipped_profile(_this_cpus_shipped_name())
 
 
 def user_profile_path() -> Path:
@@ -227,7 +227,11 @@ def _active_shipped_name() -> str:
     """The shipped profile that is active when no file is: the one $SPIRALPIR_PROFILE names,
     else this CPU's."""
     env = os.environ.get(PROFILE_ENV, "").strip()
-    return env if env in SHIPPED_PATHS else shipped_name_for(kernel_path(), cpu_family())
+    return env if env in SHIPPED_PATHS else _this_cpus_shipped_name()
+
+
+def _this_cpus_shipped_name() -> str:
+    return shipped_name_for(kernel_path(), cpu_family())
 
 
 def active_profile_path() -> Path | None:

@@ -8,7 +8,7 @@ For each N = 2^k: `spiralpir generate --records N --record-size 32` (the default
 plan of --objective under the size caps given), build,
 and `spiralpir bench --threads 1` in DIR (default: a temporary directory), the minimum server
 seconds of --repeat bench processes of --trials queries. Prints per N our CPU ms (and its stages:
-expansion/conversion/first dimension/folding/modulus switching), the report's
+expansion/conversion/first dimension/folding/[packing/]modulus switching), the report's
 figure (the deployment report's single-threaded SPIRAL server, ../shared/seeds/003: the
 smaller of its Tables 8/32, row 2), the speedup, the preprocessed bytes per record byte, query
 and response bytes and the plan. --old SPIRALPIR (another checkout's CLI, e.g. a venv of main)
@@ -28,6 +28,8 @@ import sys
 import tempfile
 from pathlib import Path
 from typing import Any
+
+from spiralpir.optimizer.models.profile import STAGES
 
 # ms, the report's smaller average of Tables 8 and 32 (row 2) per log2 N
 REPORT_MS = {10: 57.2, 12: 57.2, 14: 57.3, 16: 57.2, 18: 57.3, 20: 78.1, 22: 161.4, 24: 431.0}
@@ -80,12 +82,10 @@ class Side:
         }
 
 
-STAGE_ORDER = ("expansion", "conversion", "first_dimension", "folding", "modswitch")
-
-
 def _stages_text(stages_ms: dict[str, float]) -> str:
-    """'exp/conv/first/fold/ms' of one bench, the fixed per-query work beside the database's."""
-    return "/".join(f"{stages_ms[s]:.1f}" if s in stages_ms else "-" for s in STAGE_ORDER)
+    """The bench's stage times in the runtime's order, 'a/b/…', the fixed per-query work beside
+    the database's."""
+    return "/".join(f"{stages_ms[s]:.1f}" for s in STAGES if s in stages_ms)
 
 
 def _rows(params: dict[str, Any]) -> str:

@@ -109,7 +109,7 @@ def test_a_microarchitecture_with_its_own_profile_gets_it(cpuinfo: str, env: dic
     assert Profile.load().describe().startswith(f"shipped {name}")
 
 
-def test_cpu_family_reads_the_first_processor() -> None:
+def test_cpu_family_parses_vendor_and_family() -> None:
     assert cpu_family(ZEN5_CPUINFO) == ("AuthenticAMD", 26)
     assert cpu_family("processor\t: 0\nflags\t: fpu\n") is None
     assert cpu_family("") is None
