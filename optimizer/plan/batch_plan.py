@@ -9,6 +9,9 @@ w, the plan keeps the one whose batch is cheapest by the objective's per-query f
 number G of buckets whose indices one query ciphertext carries (runtime batch_query.hpp): each
 G is a full plan of the packed shape (its expansion noise and keys), and the plan keeps the
 largest G within PACKED_CPU_SLACK of unpacked queries' CPU (a request of ceil(B/G) queries).
+The candidates are ranked by their estimates alone; the next-best alternatives and binding
+constraints asked for (`top`, `explain`) are searched once, for the chosen bucket plan
+(`plan --batch 32` at 2^20 x 32 B: 38.8 -> 21.9 s).
 """
 
 from __future__ import annotations
@@ -25,6 +28,9 @@ from spiralpir.optimizer.plan.errors import InvalidOption
 from spiralpir.optimizer.plan.planner import Plan, plan
 
 W_CHOICES = (2, 3, 4, 5, 6)
+# what a candidate's plan is planned with: its estimate ranks it, and the alternatives and
+# binding constraints (a search each) would be thrown away with it
+RANKING_ONLY = {"top": 1, "explain": False}
 PACKED_CPU_SLACK = 1.05  # packed queries may cost this much more server CPU per batch
 MAX_BATCH = 4096
 
@@ -92,10 +98,11 @@ def plan_batch(records: int, record_size: int, k: int, seed: str | None = None,
     choices = (1,) if k == 1 else tuple(w for w in w_choices if w < records)
     best: tuple[float, Plan, BucketLayout] | None = None
     considered = []
+    ranking = {**options, **RANKING_ONLY}
     for w in choices:
         buckets = min_buckets(k, w, TARGET_LOG2)
         layout = BucketLayout(records, w, buckets, seed, 0).sized()
-        pl = plan(layout.capacity, record_size, **options)
+        pl = plan(layout.capacity, record_size, **ranking)
         doc = pl.to_json()
         score = _score(doc, buckets)
         considered.append({"w": w, "buckets": buckets, "capacity": layout.capacity,
@@ -107,7 +114,11 @@ def plan_batch(records: int, record_size: int, k: int, seed: str | None = None,
         raise InvalidOption("batch", f"no bucket layout fits {records} records")
     _, pl, layout = best
     if "query_buckets" not in options:
-        pl = _packed(pl, layout, k, record_size, options, considered)
+        pl = _packed(pl, layout, k, record_size, ranking, considered)
+    if int(options.get("top", 1) or 1) > 1 or options.get("explain"):
+        g = pl.params.query_buckets
+        pl = plan(layout.capacity, record_size,
+                  **{**options, **({"query_buckets": g} if g > 1 else {})})
     return BatchPlan(pl, layout, batch_figures(pl.to_json(), layout, k), considered)
 
 

@@ -124,3 +124,31 @@ def test_max_copies_caps_w(monkeypatch: pytest.MonkeyPatch,
     assert_user_error(run_cli(monkeypatch, capsys, "plan", "--records", "5000",
                               "--record-size", "32", "--max-copies", "3"),
                       "--max-copies goes with --batch")
+
+
+def test_batch_candidates_are_ranked_alone_and_the_choice_explained_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every w and G candidate is planned without alternatives or binding constraints (a
+    search each); only the chosen bucket plan gets them, and it is the plan a ranking-only
+    batch plan of the same seed chooses."""
+    from spiralpir.optimizer.plan import batch_plan
+
+    calls: list[dict] = []
+    real_plan = batch_plan.plan
+
+    def spy(records: int, record_size: int, **options: object) -> batch_plan.Plan:
+        calls.append(options)
+        return real_plan(records, record_size, **options)
+
+    monkeypatch.setattr(batch_plan, "plan", spy)
+    seed = "00" * 16
+    explained = batch_plan.plan_batch(20000, 32, 16, seed=seed, top=3, explain=True)
+    assert [c.get("explain") for c in calls].count(True) == 1
+    assert calls[-1].get("explain") is True and calls[-1].get("top") == 3
+    assert all(c.get("top") == 1 for c in calls[:-1]) and len(calls) > 2
+    assert explained.plan.alternatives  # top 3: two alternatives searched for the choice
+    calls.clear()
+    ranked = batch_plan.plan_batch(20000, 32, 16, seed=seed)
+    assert all(not c.get("explain") and c.get("top") == 1 for c in calls)
+    assert explained.plan.params == ranked.plan.params
+    assert explained.figures == ranked.figures
