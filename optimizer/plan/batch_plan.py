@@ -9,15 +9,18 @@ w, the plan keeps the one whose batch is cheapest by the objective's per-query f
 number G of buckets whose indices one query ciphertext carries (runtime batch_query.hpp): each
 G is a full plan of the packed shape (its expansion noise and keys), and the plan keeps the
 largest G within PACKED_CPU_SLACK of unpacked queries' CPU (a request of ceil(B/G) queries).
-The candidates are ranked by their estimates alone; the next-best alternatives and binding
-constraints asked for (`top`, `explain`) are searched once, for the chosen bucket plan
-(`plan --batch 32` at 2^20 x 32 B: 38.8 -> 21.9 s).
+The candidates are ranked by their estimates alone, searched side by side on the cores (forked
+workers that start with the first candidate's model caches); the next-best alternatives and
+binding constraints asked for (`top`, `explain`) are searched once, for the chosen bucket plan.
 """
 
 from __future__ import annotations
 
 import math
+import multiprocessing
+import os
 import secrets
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,11 +85,53 @@ class BatchPlan:
         return {**self.plan.to_json(), "batch": {**self.figures, "considered": self.considered}}
 
 
+def _plan_or_error(records: int, record_size: int, options: dict[str, Any]
+                   ) -> Plan | SpiralpirError:
+    try:
+        return plan(records, record_size, **options)
+    except SpiralpirError as e:
+        return e
+
+
+class _CandidatePlans:
+    """plan(records, record_size, **options) of candidate shapes, on up to `processes` processes
+    (default: every core; each plan is a single-threaded search, independent of the others).
+    The first plan runs in this process: it fills the model's caches (secure rings, gadget
+    tables, security estimates), which the forked workers then start with and keep."""
+
+    def __init__(self, processes: int | None) -> None:
+        self.workers = max(1, processes or os.cpu_count() or 1)
+        self.pool: ProcessPoolExecutor | None = None
+
+    def __enter__(self) -> _CandidatePlans:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.pool is not None:
+            self.pool.shutdown()
+
+    def run(self, jobs: list[tuple[int, int, dict[str, Any]]]) -> list[Plan | SpiralpirError]:
+        """Each job's plan, or the error it raised, in job order."""
+        done: list[Plan | SpiralpirError] = []
+        if self.pool is None:
+            if jobs:
+                done.append(_plan_or_error(*jobs[0]))
+                jobs = jobs[1:]
+            if self.workers > 1 and jobs:
+                self.pool = ProcessPoolExecutor(self.workers,
+                                                mp_context=multiprocessing.get_context("fork"))
+        if self.pool is None:
+            return done + [_plan_or_error(*job) for job in jobs]
+        return done + list(self.pool.map(_plan_or_error, *zip(*jobs, strict=True)))
+
+
 def plan_batch(records: int, record_size: int, k: int, seed: str | None = None,
-               max_copies: int | None = None, **options: Any) -> BatchPlan:
+               max_copies: int | None = None, processes: int | None = None,
+               **options: Any) -> BatchPlan:
     """The plan of a batch build: the bucket database's parameters (records = bucket
     capacity) and the layout, for batches of up to k distinct indices. max_copies caps w
-    (the server stores w copies of every record: memory and preprocessing grow with it)."""
+    (the server stores w copies of every record: memory and preprocessing grow with it).
+    processes: how many candidate plans are searched at once (default: one per core)."""
     if max_copies is not None and max_copies < 2 and k > 1:
         raise InvalidOption("max_copies", f"must be at least 2 for batches of {k}")
     w_choices = tuple(w for w in W_CHOICES if max_copies is None or w <= max_copies)
@@ -96,13 +141,30 @@ def plan_batch(records: int, record_size: int, k: int, seed: str | None = None,
         raise InvalidOption("batch", f"a batch of {k} exceeds the {records} records")
     seed = seed or secrets.token_hex(16)
     choices = (1,) if k == 1 else tuple(w for w in w_choices if w < records)
-    best: tuple[float, Plan, BucketLayout] | None = None
-    considered = []
+    considered: list[dict[str, Any]] = []
     ranking = {**options, **RANKING_ONLY}
-    for w in choices:
-        buckets = min_buckets(k, w, TARGET_LOG2)
-        layout = BucketLayout(records, w, buckets, seed, 0).sized()
-        pl = plan(layout.capacity, record_size, **ranking)
+    layouts = [BucketLayout(records, w, min_buckets(k, w, TARGET_LOG2), seed, 0).sized()
+               for w in choices]
+    with _CandidatePlans(processes) as candidates:
+        _, pl, layout = _best_layout(candidates.run([(lay.capacity, record_size, ranking)
+                                                     for lay in layouts]), layouts, considered)
+        if "query_buckets" not in options:
+            pl = _packed(pl, layout, record_size, ranking, considered, candidates)
+    if int(options.get("top", 1) or 1) > 1 or options.get("explain"):
+        g = pl.params.query_buckets
+        pl = plan(layout.capacity, record_size,
+                  **{**options, **({"query_buckets": g} if g > 1 else {})})
+    return BatchPlan(pl, layout, batch_figures(pl.to_json(), layout, k), considered)
+
+
+def _best_layout(planned: list[Plan | SpiralpirError], layouts: list[BucketLayout],
+                 considered: list[dict[str, Any]]) -> tuple[float, Plan, BucketLayout]:
+    """The cheapest w's (score, plan, layout); every w's figures go to `considered`."""
+    best: tuple[float, Plan, BucketLayout] | None = None
+    for layout, pl in zip(layouts, planned, strict=True):
+        if isinstance(pl, SpiralpirError):
+            raise pl
+        w, buckets = layout.w, layout.buckets
         doc = pl.to_json()
         score = _score(doc, buckets)
         considered.append({"w": w, "buckets": buckets, "capacity": layout.capacity,
@@ -111,19 +173,12 @@ def plan_batch(records: int, record_size: int, k: int, seed: str | None = None,
         if best is None or score < best[0]:
             best = (score, pl, layout)
     if best is None:
-        raise InvalidOption("batch", f"no bucket layout fits {records} records")
-    _, pl, layout = best
-    if "query_buckets" not in options:
-        pl = _packed(pl, layout, k, record_size, ranking, considered)
-    if int(options.get("top", 1) or 1) > 1 or options.get("explain"):
-        g = pl.params.query_buckets
-        pl = plan(layout.capacity, record_size,
-                  **{**options, **({"query_buckets": g} if g > 1 else {})})
-    return BatchPlan(pl, layout, batch_figures(pl.to_json(), layout, k), considered)
+        raise InvalidOption("batch", "no bucket layout fits the records")
+    return best
 
 
-def _packed(base: Plan, layout: BucketLayout, k: int, record_size: int, options: dict[str, Any],
-            considered: list[dict[str, Any]]) -> Plan:
+def _packed(base: Plan, layout: BucketLayout, record_size: int, options: dict[str, Any],
+            considered: list[dict[str, Any]], candidates: _CandidatePlans) -> Plan:
     """The plan whose queries pack the most buckets G (a power of two ≤ B) while the batch's
     estimated server seconds stay within PACKED_CPU_SLACK of unpacked queries': packing
     divides the request's query count by G, costs at most a little CPU (the expansion tree
@@ -132,18 +187,19 @@ def _packed(base: Plan, layout: BucketLayout, k: int, record_size: int, options:
     parameters. Every candidate is a full plan of the packed shape, noise included."""
     best = base
     limit = PACKED_CPU_SLACK * base.estimate["server_seconds"]
-    g = 2
-    while g <= layout.buckets:
-        try:
-            pl = plan(layout.capacity, record_size, **options, query_buckets=g)
-        except SpiralpirError:
-            break  # no parameters hold G buckets' indices (or their noise): larger G cannot
-        secs = float(pl.estimate["server_seconds"])
-        considered.append({"w": layout.w, "buckets": layout.buckets, "query_buckets": g,
-                           "batch_server_seconds": layout.buckets * secs,
-                           "batch_query_bytes": -(-layout.buckets // g)
-                           * int(pl.estimate["query_bytes"])})
-        if secs <= limit:
-            best = pl
-        g *= 2
+    sizes = [1 << e for e in range(1, layout.buckets.bit_length()) if 1 << e <= layout.buckets]
+    for start in range(0, len(sizes), candidates.workers):  # a G per worker, until one fails
+        gs = sizes[start:start + candidates.workers]
+        planned = candidates.run([(layout.capacity, record_size, {**options, "query_buckets": g})
+                                  for g in gs])
+        for g, pl in zip(gs, planned, strict=True):
+            if isinstance(pl, SpiralpirError):
+                return best  # no parameters hold G buckets' indices (or their noise): nor more
+            secs = float(pl.estimate["server_seconds"])
+            considered.append({"w": layout.w, "buckets": layout.buckets, "query_buckets": g,
+                               "batch_server_seconds": layout.buckets * secs,
+                               "batch_query_bytes": -(-layout.buckets // g)
+                               * int(pl.estimate["query_bytes"])})
+            if secs <= limit:
+                best = pl
     return best

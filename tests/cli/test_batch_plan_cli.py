@@ -142,13 +142,27 @@ def test_batch_candidates_are_ranked_alone_and_the_choice_explained_once(
 
     monkeypatch.setattr(batch_plan, "plan", spy)
     seed = "00" * 16
-    explained = batch_plan.plan_batch(20000, 32, 16, seed=seed, top=3, explain=True)
+    # one process: the spy sees every plan (a forked worker's calls stay in the worker)
+    explained = batch_plan.plan_batch(20000, 32, 16, seed=seed, processes=1, top=3,
+                                      explain=True)
     assert [c.get("explain") for c in calls].count(True) == 1
     assert calls[-1].get("explain") is True and calls[-1].get("top") == 3
     assert all(c.get("top") == 1 for c in calls[:-1]) and len(calls) > 2
     assert explained.plan.alternatives  # top 3: two alternatives searched for the choice
     calls.clear()
-    ranked = batch_plan.plan_batch(20000, 32, 16, seed=seed)
+    ranked = batch_plan.plan_batch(20000, 32, 16, seed=seed, processes=1)
     assert all(not c.get("explain") and c.get("top") == 1 for c in calls)
     assert explained.plan.params == ranked.plan.params
     assert explained.figures == ranked.figures
+
+
+def test_batch_candidates_planned_on_several_processes_choose_the_same() -> None:
+    """Candidate plans searched on forked workers give the batch plan of one process, every
+    candidate's figures included (in the same order)."""
+    from spiralpir.optimizer.plan import batch_plan
+
+    seed = "11" * 16
+    alone = batch_plan.plan_batch(20000, 32, 16, seed=seed, processes=1)
+    shared = batch_plan.plan_batch(20000, 32, 16, seed=seed, processes=3)
+    assert len(alone.considered) > len(batch_plan.W_CHOICES)  # the G candidates too
+    assert shared.to_json() == alone.to_json()
