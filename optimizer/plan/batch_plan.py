@@ -9,18 +9,15 @@ w, the plan keeps the one whose batch is cheapest by the objective's per-query f
 number G of buckets whose indices one query ciphertext carries (runtime batch_query.hpp): each
 G is a full plan of the packed shape (its expansion noise and keys), and the plan keeps the
 largest G within PACKED_CPU_SLACK of unpacked queries' CPU (a request of ceil(B/G) queries).
-The candidates are ranked by their estimates alone, searched side by side on the cores (forked
-workers that start with the first candidate's model caches); the next-best alternatives and
+The candidates are ranked by their estimates alone, searched side by side on the cores
+(plan/workers.py); the next-best alternatives and
 binding constraints asked for (`top`, `explain`) are searched once, for the chosen bucket plan.
 """
 
 from __future__ import annotations
 
 import math
-import multiprocessing
-import os
 import secrets
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +26,7 @@ from spiralpir.optimizer.models.bucket_layout import BucketLayout
 from spiralpir.optimizer.models.placement_bound import TARGET_LOG2, log2_failure_bound, min_buckets
 from spiralpir.optimizer.plan.errors import InvalidOption
 from spiralpir.optimizer.plan.planner import Plan, plan
+from spiralpir.optimizer.plan.workers import Workers
 
 W_CHOICES = (2, 3, 4, 5, 6)
 # what a candidate's plan is planned with: its estimate ranks it, and the alternatives and
@@ -85,44 +83,8 @@ class BatchPlan:
         return {**self.plan.to_json(), "batch": {**self.figures, "considered": self.considered}}
 
 
-def _plan_or_error(records: int, record_size: int, options: dict[str, Any]
-                   ) -> Plan | SpiralpirError:
-    try:
-        return plan(records, record_size, **options)
-    except SpiralpirError as e:
-        return e
-
-
-class _CandidatePlans:
-    """plan(records, record_size, **options) of candidate shapes, on up to `processes` processes
-    (default: every core; each plan is a single-threaded search, independent of the others).
-    The first plan runs in this process: it fills the model's caches (secure rings, gadget
-    tables, security estimates), which the forked workers then start with and keep."""
-
-    def __init__(self, processes: int | None) -> None:
-        self.workers = max(1, processes or os.cpu_count() or 1)
-        self.pool: ProcessPoolExecutor | None = None
-
-    def __enter__(self) -> _CandidatePlans:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.pool is not None:
-            self.pool.shutdown()
-
-    def run(self, jobs: list[tuple[int, int, dict[str, Any]]]) -> list[Plan | SpiralpirError]:
-        """Each job's plan, or the error it raised, in job order."""
-        done: list[Plan | SpiralpirError] = []
-        if self.pool is None:
-            if jobs:
-                done.append(_plan_or_error(*jobs[0]))
-                jobs = jobs[1:]
-            if self.workers > 1 and jobs:
-                self.pool = ProcessPoolExecutor(self.workers,
-                                                mp_context=multiprocessing.get_context("fork"))
-        if self.pool is None:
-            return done + [_plan_or_error(*job) for job in jobs]
-        return done + list(self.pool.map(_plan_or_error, *zip(*jobs, strict=True)))
+def _plan(records: int, record_size: int, options: dict[str, Any]) -> Plan:
+    return plan(records, record_size, **options)
 
 
 def plan_batch(records: int, record_size: int, k: int, seed: str | None = None,
@@ -145,7 +107,7 @@ def plan_batch(records: int, record_size: int, k: int, seed: str | None = None,
     ranking = {**options, **RANKING_ONLY}
     layouts = [BucketLayout(records, w, min_buckets(k, w, TARGET_LOG2), seed, 0).sized()
                for w in choices]
-    with _CandidatePlans(processes) as candidates:
+    with Workers(_plan, processes) as candidates:
         _, pl, layout = _best_layout(candidates.run([(lay.capacity, record_size, ranking)
                                                      for lay in layouts]), layouts, considered)
         if "query_buckets" not in options:
@@ -178,7 +140,7 @@ def _best_layout(planned: list[Plan | SpiralpirError], layouts: list[BucketLayou
 
 
 def _packed(base: Plan, layout: BucketLayout, record_size: int, options: dict[str, Any],
-            considered: list[dict[str, Any]], candidates: _CandidatePlans) -> Plan:
+            considered: list[dict[str, Any]], candidates: Workers[Plan]) -> Plan:
     """The plan whose queries pack the most buckets G (a power of two ≤ B) while the batch's
     estimated server seconds stay within PACKED_CPU_SLACK of unpacked queries': packing
     divides the request's query count by G, costs at most a little CPU (the expansion tree
