@@ -10,8 +10,8 @@ number G of buckets whose indices one query ciphertext carries (runtime batch_qu
 G is a full plan of the packed shape (its expansion noise and keys), and the plan keeps the
 largest G within PACKED_CPU_SLACK of unpacked queries' CPU (a request of ceil(B/G) queries).
 The candidates are ranked by their estimates alone, searched side by side on the cores
-(plan/workers.py); the next-best alternatives and
-binding constraints asked for (`top`, `explain`) are searched once, for the chosen bucket plan.
+(plan/workers.py); the next-best alternatives and binding constraints asked for (`top`,
+`explain`) are searched once, for the chosen bucket plan.
 """
 
 from __future__ import annotations
@@ -108,8 +108,8 @@ def plan_batch(records: int, record_size: int, k: int, seed: str | None = None,
     layouts = [BucketLayout(records, w, min_buckets(k, w, TARGET_LOG2), seed, 0).sized()
                for w in choices]
     with Workers(_plan, processes) as candidates:
-        _, pl, layout = _best_layout(candidates.run([(lay.capacity, record_size, ranking)
-                                                     for lay in layouts]), layouts, considered)
+        planned = candidates.run([(lay.capacity, record_size, ranking) for lay in layouts])
+        _, pl, layout = _best_layout(planned, layouts, considered, records)
         if "query_buckets" not in options:
             pl = _packed(pl, layout, record_size, ranking, considered, candidates)
     if int(options.get("top", 1) or 1) > 1 or options.get("explain"):
@@ -120,7 +120,8 @@ def plan_batch(records: int, record_size: int, k: int, seed: str | None = None,
 
 
 def _best_layout(planned: list[Plan | SpiralpirError], layouts: list[BucketLayout],
-                 considered: list[dict[str, Any]]) -> tuple[float, Plan, BucketLayout]:
+                 considered: list[dict[str, Any]], records: int
+                 ) -> tuple[float, Plan, BucketLayout]:
     """The cheapest w's (score, plan, layout); every w's figures go to `considered`."""
     best: tuple[float, Plan, BucketLayout] | None = None
     for layout, pl in zip(layouts, planned, strict=True):
@@ -135,7 +136,7 @@ def _best_layout(planned: list[Plan | SpiralpirError], layouts: list[BucketLayou
         if best is None or score < best[0]:
             best = (score, pl, layout)
     if best is None:
-        raise InvalidOption("batch", "no bucket layout fits the records")
+        raise InvalidOption("batch", f"no bucket layout fits {records} records")
     return best
 
 

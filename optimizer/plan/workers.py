@@ -3,12 +3,12 @@
 A plan's search is single-threaded Python and numpy, and the candidates do not depend on each
 other. `Workers` runs them on forked worker processes: fork, so that a worker starts with this
 process's modules and model caches (secure rings, gadget tables, security estimates) instead of
-filling its own. Unless the caches are known to be warm, the first job runs in this process to
-fill them before the workers fork; the workers then keep their own caches from job to job.
-Measured idle on 2 cores (`plan --batch 32 --json` at 2^20 x 32 B): 20.5 -> 14.7 s. Not used for
-a single plan's binding constraints (three relaxed searches): with another job keeping both
-cores busy, `plan --records 2^20 --record-size 32 --objective time` took 13.7-14.3 s with them
-on workers against 10.1-10.7 s in one process (why was not measured).
+filling its own: the first job runs in this process to fill them before the workers fork, and
+the workers keep their own caches from job to job. Measured idle on 2 cores (`plan --batch 32
+--json` at 2^20 x 32 B): 20.5 -> 14.7 s. Not used for a single plan's binding constraints
+(relaxed searches after the main one): with another job keeping both cores busy, `plan
+--records 2^20 --record-size 32 --objective time` took 13.7-14.3 s with them on workers against
+10.1-10.7 s in one process (why was not measured).
 """
 
 from __future__ import annotations
@@ -36,11 +36,10 @@ class Workers(Generic[T]):
     raises a SpiralpirError gives that error as its result; other exceptions propagate. Use as
     a context manager: the workers stop at its end."""
 
-    def __init__(self, fn: Callable[..., T], processes: int | None = None,
-                 warm: bool = False) -> None:
+    def __init__(self, fn: Callable[..., T], processes: int | None = None) -> None:
         self.fn = fn
         self.workers = max(1, processes or os.cpu_count() or 1)
-        self.warm = warm
+        self.warm = False  # whether a job has run in this process
         self.pool: ProcessPoolExecutor | None = None
 
     def __enter__(self) -> Workers[T]:
