@@ -17,6 +17,7 @@ import multiprocessing
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Generic, TypeVar
 
 from spiralpir.optimizer.errors import SpiralpirError
@@ -61,4 +62,11 @@ class Workers(Generic[T]):
         if self.pool is None:
             self.pool = ProcessPoolExecutor(self.workers,
                                             mp_context=multiprocessing.get_context("fork"))
-        return done + list(self.pool.map(_result_or_error, [self.fn] * len(rest), rest))
+        try:
+            return done + list(self.pool.map(_result_or_error, [self.fn] * len(rest), rest))
+        except BrokenProcessPool:
+            # a worker was killed (out of memory, a signal): the jobs run here instead, one
+            # after another, and no more workers are started
+            self.pool.shutdown(wait=False, cancel_futures=True)
+            self.pool, self.workers = None, 1
+            return done + [_result_or_error(self.fn, job) for job in rest]
