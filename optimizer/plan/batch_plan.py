@@ -150,7 +150,7 @@ def _packed(base: Plan, layout: BucketLayout, record_size: int, options: dict[st
     parameters. Every candidate is a full plan of the packed shape, noise included."""
     best = base
     limit = PACKED_CPU_SLACK * base.estimate["server_seconds"]
-    sizes = [1 << e for e in range(1, layout.buckets.bit_length()) if 1 << e <= layout.buckets]
+    sizes = [1 << e for e in range(1, layout.buckets.bit_length())]  # powers of two 2 .. B
     for start in range(0, len(sizes), candidates.workers):  # a G per worker, until one fails
         gs = sizes[start:start + candidates.workers]
         planned = candidates.run([(layout.capacity, record_size, {**options, "query_buckets": g})

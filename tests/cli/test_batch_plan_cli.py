@@ -12,6 +12,7 @@ import pytest
 from cli_run import assert_user_error, run_cli
 from spiralpir.optimizer.models.bucket_layout import BucketLayout
 from spiralpir.optimizer.models.placement_bound import log2_failure_bound, min_buckets
+from spiralpir.optimizer.plan import batch_plan
 
 
 def check_batch_section(doc: dict, records: int, k: int) -> BucketLayout:
@@ -131,8 +132,6 @@ def test_batch_candidates_are_ranked_alone_and_the_choice_explained_once(
     """Every w and G candidate is planned without alternatives or binding constraints (a
     search each); only the chosen bucket plan gets them, and it is the plan a ranking-only
     batch plan of the same seed chooses."""
-    from spiralpir.optimizer.plan import batch_plan
-
     calls: list[dict] = []
     real_plan = batch_plan.plan
 
@@ -159,8 +158,6 @@ def test_batch_candidates_are_ranked_alone_and_the_choice_explained_once(
 def test_batch_candidates_planned_on_several_processes_choose_the_same() -> None:
     """Candidate plans searched on forked workers give the batch plan of one process, every
     candidate's figures included (in the same order)."""
-    from spiralpir.optimizer.plan import batch_plan
-
     seed = "11" * 16
     alone = batch_plan.plan_batch(20000, 32, 16, seed=seed, processes=1)
     shared = batch_plan.plan_batch(20000, 32, 16, seed=seed, processes=3)
