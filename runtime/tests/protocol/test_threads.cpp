@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -41,6 +42,24 @@ TEST(Pool, ExceptionIsRethrownAndPoolStaysUsable) {
     parallel_for(threads, hits.size(), [&](std::size_t i) { hits[i].fetch_add(1); });
     for (auto& h : hits) ASSERT_EQ(h.load(), 1);
   }
+}
+
+// Jobs back to back find the workers still spinning; after a long gap they are parked on the
+// condition variable. Either way every index runs once and the caller sees every task's plain
+// (non-atomic) writes when parallel_for returns.
+TEST(Pool, JobsAfterShortAndLongGapsSeeEveryWrite) {
+  for (unsigned threads : {2u, 3u})
+    for (int gap_us : {0, 5, 40, 300, 3000})
+      for (int job = 0; job < 20; ++job) {
+        std::this_thread::sleep_for(std::chrono::microseconds(gap_us));
+        std::vector<std::uint64_t> out(64, 0);
+        parallel_for(threads, out.size(), [&](std::size_t i) {
+          if (i % 16 == 0) std::this_thread::sleep_for(std::chrono::microseconds(20));
+          out[i] = i * 3 + static_cast<std::uint64_t>(job);
+        });
+        for (std::size_t i = 0; i < out.size(); ++i)
+          ASSERT_EQ(out[i], i * 3 + static_cast<std::uint64_t>(job)) << threads << " threads, gap " << gap_us << " us";
+      }
 }
 
 TEST(Pool, NestedCallsRunAndComplete) {
