@@ -16,7 +16,8 @@ def render_batch(bp: BatchPlan) -> str:
         f"batch plan: up to {k} distinct records per request from {f['records']:,} records",
         f"  layout      every record in w = {w} of B = {b} buckets (public seed {f['seed']}), "
         f"{f['capacity']:,} records per bucket, {f['stored_records']:,} stored in all "
-        f"({f['preprocessed_bytes'] / 1e9:.2f} GB preprocessed; --max-copies bounds w)",
+        f"({f['preprocessed_bytes'] / 1e9:.2f} GB preprocessed; --max-copies bounds w, "
+        "--max-db-bytes the bytes)",
         ("  placement   cannot fail (no more indices than copies of each record)"
          if f["log2_failure_bound"] is None else
          f"  placement   fails with probability <= 2^{f['log2_failure_bound']:.1f} per batch "
@@ -32,12 +33,17 @@ def render_batch(bp: BatchPlan) -> str:
         "(1 core, each bucket a query of the bucket database)",
         f"  per record  {f['per_record_bytes'] / 1e3:.1f} KB, "
         f"{f['per_record_server_seconds'] * 1e3:.1f} ms",
-        "  considered  " + ", ".join(f"w={c['w']}: B={c['buckets']}"
-                                     + (f", G={c['query_buckets']}" if "query_buckets" in c
-                                        else "")
-                                     + f", {c['batch_server_seconds']:.3f} s"
-                                     for c in bp.considered),
+        "  considered  " + ", ".join(_considered(c) for c in bp.considered),
         "",
         "bucket database (one parameter set and one set of public parameters for all buckets)",
     ]
     return "\n".join(lines) + "\n" + render(bp.plan)
+
+
+def _considered(c: dict[str, object]) -> str:
+    text = f"w={c['w']}: B={c['buckets']}"
+    if "infeasible" in c:
+        return text + ", no parameters under the caps"
+    if "query_buckets" in c:
+        text += f", G={c['query_buckets']}"
+    return text + f", {c['batch_server_seconds']:.3f} s"

@@ -16,11 +16,13 @@ from spiralpir.optimizer.cli.keyword_generate import keyword_document, write_key
 from spiralpir.optimizer.cli.keyword_options import keyword_input_options, keyword_options
 from spiralpir.optimizer.cli.plan_options import (
     BLOCKS_HELP,
+    DB_BYTES_HELP,
     DB_RATIO_HELP,
     MAX_COPIES_HELP,
     OBJECTIVE_HELP,
     QUERY_BUCKETS_HELP,
     caps,
+    db_bytes_cap,
     parse_blocks,
 )
 from spiralpir.optimizer.errors import SpiralpirError
@@ -59,6 +61,8 @@ from spiralpir.optimizer.service.keyword_server import KEYWORD_FILE
 @click.option("--max-response-bytes", default=None, help="Plan option: cap on the response.")
 @click.option("--max-db-ratio", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Plan option. " + DB_RATIO_HELP)
+@click.option("--max-db-bytes", default=None, metavar="SIZE|none",
+              help="Plan option. " + DB_BYTES_HELP)
 @click.option("--profile", "profile_path", type=click.Path(dir_okay=False, path_type=Path),
               default=None, help="Plan option: machine profile (spiralpir calibrate); default: "
               "the active one ($SPIRALPIR_PROFILE, else the calibrated one, else the shipped "
@@ -104,6 +108,7 @@ def generate(
     max_params_bytes: str | None,
     max_response_bytes: str | None,
     max_db_ratio: float | None,
+    max_db_bytes: str | None,
     profile_path: Path | None,
     refresh_security: bool,
     max_copies: int | None, query_buckets: int | None,
@@ -139,7 +144,8 @@ def generate(
                              "--batch K --json` already holds its batch layout")
     if params_file is not None:
         plan_opts = (record_size, variant, objective, blocks, min_security, max_query_bytes,
-                     max_params_bytes, max_response_bytes, max_db_ratio, profile_path)
+                     max_params_bytes, max_response_bytes, max_db_ratio, max_db_bytes,
+                     profile_path)
         if any(o is not None for o in plan_opts):
             raise SpiralpirError("plan options (--record-size, --variant, ...) go with --records")
         doc = codegen.load_document(params_file)
@@ -151,7 +157,7 @@ def generate(
             k: v for k, v in (("variant", variant), ("objective", objective),
                               ("blocks", parse_blocks(blocks)),
                               ("min_security", min_security), ("max_db_ratio", max_db_ratio),
-                              ("profile", profile))
+                              ("max_db_bytes", db_bytes_cap(max_db_bytes)), ("profile", profile))
             if v is not None}
         options.update(caps(max_query_bytes, max_params_bytes, max_response_bytes))
         if query_buckets is not None:

@@ -2,7 +2,8 @@
 
 `spiralpir plan --records N --record-size B [--variant spiral|stream|pack|stream_pack|auto]
 [--objective dollars|time|response|traffic|stream [--blocks K]] [--max-query-bytes …]
-[--max-params-bytes …] [--max-response-bytes …] [--max-db-ratio R] [--min-security 128]
+[--max-params-bytes …] [--max-response-bytes …] [--max-db-ratio R] [--max-db-bytes SIZE|none]
+[--min-security 128]
 [--ring auto|paper] [--profile FILE] [--json] [--top K]`: a readable table of the chosen
 parameters and estimates, the binding constraints and the next-best alternatives, or with
 `--json` exactly {"params": {...}, "estimate": {...}}.
@@ -22,11 +23,13 @@ from spiralpir.optimizer.cli.keyword_options import keyword_input_options, keywo
 from spiralpir.optimizer.cli.keyword_text import render_keyword
 from spiralpir.optimizer.cli.plan_options import (
     BLOCKS_HELP,
+    DB_BYTES_HELP,
     DB_RATIO_HELP,
     MAX_COPIES_HELP,
     OBJECTIVE_HELP,
     QUERY_BUCKETS_HELP,
     caps,
+    db_bytes_cap,
     parse_blocks,
 )
 from spiralpir.optimizer.cli.plan_text import render
@@ -62,6 +65,7 @@ from spiralpir.optimizer.plan.space import OBJECTIVES
 @click.option("--max-response-bytes", default=None, help="Cap on the response size.")
 @click.option("--max-db-ratio", type=click.FloatRange(min=0, min_open=True), default=None,
               help=DB_RATIO_HELP)
+@click.option("--max-db-bytes", default=None, metavar="SIZE|none", help=DB_BYTES_HELP)
 @click.option("--min-security", type=float, default=128.0, show_default=True,
               help="Minimum security (bits, lattice estimator MATZOV model).")
 @click.option("--ring", type=click.Choice(["auto", "paper"]), default="auto", show_default=True,
@@ -91,7 +95,7 @@ def plan(records: str | None, record_size: str | None, keys: str | None,
          max_value_size: str | None, variant: str, objective: str, blocks: str | None,
                  max_query_bytes: str | None, max_params_bytes: str | None,
                  max_response_bytes: str | None, max_db_ratio: float | None,
-                 min_security: float, ring: str,
+                 max_db_bytes: str | None, min_security: float, ring: str,
                  profile_path: Path | None, cpu_price: float | None,
                  egress_price: float | None, top: int, as_json: bool, batch: int | None,
                  max_copies: int | None, query_buckets: int | None, base64_values: bool,
@@ -110,6 +114,11 @@ def plan(records: str | None, record_size: str | None, keys: str | None,
     opts.update(caps(max_query_bytes, max_params_bytes, max_response_bytes))
     if max_db_ratio is not None:
         opts["max_db_ratio"] = max_db_ratio
+    if machines is None:
+        opts["max_db_bytes"] = db_bytes_cap(max_db_bytes)
+    elif max_db_bytes is not None:
+        raise SpiralpirError("--max-db-bytes does not go with --machines: a shard's database "
+                             "fits --memory-per-machine")
     if max_copies is not None and batch is None:
         raise SpiralpirError("--max-copies goes with --batch")
     if query_buckets is not None:

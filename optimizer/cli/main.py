@@ -77,15 +77,21 @@ def message(exc: SpiralpirError) -> str:
         return f"{flag(exc.option)} {exc.problem}"
     if isinstance(exc, NoFeasibleParameters):
         why = exc.why
-        caps = ", ".join(f"{flag(name)} {value}" for name, value in why.caps.items())
+        caps = ", ".join(f"{flag(name)} {_number(value)}" for name, value in why.caps.items())
+        memory = (" (--max-db-bytes is this machine's database budget unless given; 'none' "
+                  "lifts it)" if "max_db_bytes" in why.caps else "")
         return (f"no SPIRAL parameters for {why.records} records of {why.record_size} bytes at "
                 f">= {why.min_security:g}-bit security and failure <= "
                 f"2^{why.correctness_log2:g}" + (f" under {caps}" if caps else "")
-                + "; relax a cap or --min-security")
+                + "; relax a cap or --min-security" + memory)
     if isinstance(exc, NoFeasibleVariant):
         return (f"variant auto: no variant has feasible parameters ({', '.join(exc.failed)}); "
                 "relax a cap or --min-security")
     return str(exc)
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
 def usage_message(exc: click.UsageError) -> str:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import math
+
 from spiralpir.optimizer.cli.counts import parse_count
+from spiralpir.optimizer.models.host_memory import DATABASE_MEMORY_SHARE, database_budget_bytes
 
 OBJECTIVE_HELP = (
     "What to minimize: dollars (CPU + egress per query, SPIRAL's prices), time (server "
@@ -18,6 +21,11 @@ OBJECTIVE_HELP = (
 DB_RATIO_HELP = (
     "Cap on the preprocessed database's bytes per record byte (its density: 8 when 64-bit "
     "words hold 8-bit plaintexts; the file's 32-byte header aside).")
+DB_BYTES_HELP = (
+    "Cap on the preprocessed database's bytes (a batch build: all its buckets'), e.g. 16GiB, or "
+    f"none. Default: {DATABASE_MEMORY_SHARE:.0%} of this machine's memory (or of its cgroup's "
+    "limit): the server memory-maps the database and reads all of it for every query, so a "
+    "larger one is read from disk again on every query. Plan on the server, or give its memory.")
 MAX_COPIES_HELP = ("With --batch: store every record in at most W buckets (the server's memory "
                    "grows with W; default: the cheapest W in 2..6).")
 QUERY_BUCKETS_HELP = ("With --batch: pack the indices of G buckets in each query ciphertext (a "
@@ -26,6 +34,15 @@ QUERY_BUCKETS_HELP = ("With --batch: pack the indices of G buckets in each query
 BLOCKS_HELP = (
     "With --objective stream: the databases answered per prepared query; the one-time part "
     "counts 1/K per database. Default: unbounded (the one-time part only breaks ties).")
+
+
+def db_bytes_cap(text: str | None) -> float:
+    """--max-db-bytes SIZE|none -> bytes (inf for none); not given: this machine's budget."""
+    if text is None:
+        return float(database_budget_bytes())
+    if text.strip().lower() == "none":
+        return math.inf
+    return float(parse_count(text, "--max-db-bytes"))
 
 
 def parse_blocks(text: str | None) -> float | None:

@@ -23,13 +23,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spiralpir.optimizer.models.cost import stage_seconds
+from spiralpir.optimizer.models.host_memory import DATABASE_MEMORY_SHARE
 from spiralpir.optimizer.models.parallel import wall_stage_seconds
 from spiralpir.optimizer.models.profile import Profile
 from spiralpir.optimizer.params import sizes
 from spiralpir.optimizer.params.parameters import Parameters
 
 HEADER_BYTES = 32
-MEMORY_HEADROOM = 0.85  # share of a machine's memory a shard's database may take
+MEMORY_HEADROOM = DATABASE_MEMORY_SHARE  # share of a machine's memory a shard's database may take
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,9 @@ G is a full plan of the packed shape (its expansion noise and keys), and the pla
 largest G within PACKED_CPU_SLACK of unpacked queries' CPU (a request of ceil(B/G) queries).
 The candidates are ranked by their estimates alone, searched side by side on the cores
 (plan/workers.py); the next-best alternatives and binding constraints asked for (`top`,
-`explain`) are searched once, for the chosen bucket plan.
+`explain`) are searched once, for the chosen bucket plan. A cap on the preprocessed database
+(max_db_bytes) holds for all B buckets together: each bucket's plan gets 1/B of it, and a w
+whose buckets cannot fit is left out.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any
 from spiralpir.optimizer.errors import SpiralpirError
 from spiralpir.optimizer.models.bucket_layout import BucketLayout
 from spiralpir.optimizer.models.placement_bound import TARGET_LOG2, log2_failure_bound, min_buckets
-from spiralpir.optimizer.plan.errors import InvalidOption
+from spiralpir.optimizer.plan.errors import InvalidOption, NoFeasibleBatch
 from spiralpir.optimizer.plan.planner import Plan, plan
 from spiralpir.optimizer.plan.workers import Workers
 
@@ -87,6 +89,14 @@ def _plan(records: int, record_size: int, options: dict[str, Any]) -> Plan:
     return plan(records, record_size, **options)
 
 
+def _per_bucket(options: dict[str, Any], layout: BucketLayout) -> dict[str, Any]:
+    """The options of one bucket's plan: the batch's database cap shared by its B buckets."""
+    cap = options.get("max_db_bytes")
+    if cap is None or math.isinf(cap):
+        return options
+    return {**options, "max_db_bytes": cap / layout.buckets}
+
+
 def plan_batch(records: int, record_size: int, k: int, seed: str | None = None,
                max_copies: int | None = None, processes: int | None = None,
                **options: Any) -> BatchPlan:
@@ -108,26 +118,34 @@ def plan_batch(records: int, record_size: int, k: int, seed: str | None = None,
     layouts = [BucketLayout(records, w, min_buckets(k, w, TARGET_LOG2), seed, 0).sized()
                for w in choices]
     with Workers(_plan, processes) as candidates:
-        planned = candidates.run([(lay.capacity, record_size, ranking) for lay in layouts])
-        _, pl, layout = _best_layout(planned, layouts, considered, records)
+        planned = candidates.run([(lay.capacity, record_size, _per_bucket(ranking, lay))
+                                  for lay in layouts])
+        _, pl, layout = _best_layout(planned, layouts, considered, records, k)
         if "query_buckets" not in options:
-            pl = _packed(pl, layout, record_size, ranking, considered, candidates)
+            pl = _packed(pl, layout, record_size, _per_bucket(ranking, layout), considered,
+                         candidates)
     if int(options.get("top", 1) or 1) > 1 or options.get("explain"):
         g = pl.params.query_buckets
         pl = plan(layout.capacity, record_size,
-                  **{**options, **({"query_buckets": g} if g > 1 else {})})
+                  **{**_per_bucket(options, layout), **({"query_buckets": g} if g > 1 else {})})
     return BatchPlan(pl, layout, batch_figures(pl.to_json(), layout, k), considered)
 
 
 def _best_layout(planned: list[Plan | SpiralpirError], layouts: list[BucketLayout],
-                 considered: list[dict[str, Any]], records: int
+                 considered: list[dict[str, Any]], records: int, k: int
                  ) -> tuple[float, Plan, BucketLayout]:
-    """The cheapest w's (score, plan, layout); every w's figures go to `considered`."""
+    """The cheapest w's (score, plan, layout); every w's figures go to `considered`. A w with
+    no parameters (under the caps) is left out with its reason; if every w is, the error
+    gives every w's."""
     best: tuple[float, Plan, BucketLayout] | None = None
+    failed: list[tuple[int, int, SpiralpirError]] = []
     for layout, pl in zip(layouts, planned, strict=True):
-        if isinstance(pl, SpiralpirError):
-            raise pl
         w, buckets = layout.w, layout.buckets
+        if isinstance(pl, SpiralpirError):
+            failed.append((w, buckets, pl))
+            considered.append({"w": w, "buckets": buckets, "capacity": layout.capacity,
+                               "infeasible": str(pl)})
+            continue
         doc = pl.to_json()
         score = _score(doc, buckets)
         considered.append({"w": w, "buckets": buckets, "capacity": layout.capacity,
@@ -136,6 +154,8 @@ def _best_layout(planned: list[Plan | SpiralpirError], layouts: list[BucketLayou
         if best is None or score < best[0]:
             best = (score, pl, layout)
     if best is None:
+        if failed:
+            raise NoFeasibleBatch(records, k, failed)
         raise InvalidOption("batch", f"no bucket layout fits {records} records")
     return best
 

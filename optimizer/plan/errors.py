@@ -43,6 +43,16 @@ class NoFeasibleParameters(SpiralpirError):
         self.why = why
 
 
+class NoFeasibleBatch(SpiralpirError):
+    """No number of copies w gives bucket databases with parameters under the constraints."""
+
+    def __init__(self, records: int, k: int, failed: list[tuple[int, int, SpiralpirError]]) -> None:
+        whys = "; ".join(f"w = {w} ({b} buckets): {err}" for w, b, err in failed)
+        super().__init__(f"no batch layout of {records} records for batches of {k}: {whys} "
+                         "(a bucket's max_db_bytes is the batch's shared by its buckets)")
+        self.failed = failed
+
+
 class NoFeasibleVariant(SpiralpirError):
     """variant auto: no variant has parameters meeting the constraints."""
 

@@ -9,7 +9,9 @@ The `spiralpir plan` command (cli/cmd_plan.py, which also renders a Plan as text
     plan/space.py), blocks (objective stream: databases per prepared query, amortising the one-time
     part; default unbounded),
     min_security (bits, 128), max_query_bytes, max_params_bytes, max_response_bytes,
-    max_db_ratio (preprocessed database bytes per record byte), correctness_log2 (-40), top
+    max_db_ratio (preprocessed database bytes per record byte), max_db_bytes (preprocessed
+    database bytes: the memory it is served from; the CLI's default is this machine's,
+    models/host_memory.py), correctness_log2 (-40), top
     (alternatives, 1), profile (path or Profile), cpu_price ($/CPU-hour), egress_price
     ($/GB), ring ('auto'|'paper'), noise_width (6.4),
     secret ('gaussian'|'ternary'|'sparse-ternary:P,M'), poly_lens, explain (find the binding
@@ -124,8 +126,8 @@ def _options(records: int, record_size: int, opts: dict[str, Any]) -> tuple[Opti
     )
     kw: dict[str, Any] = {"variant": variant, "prices": prices, "profile": profile}
     for key in ("objective", "blocks", "min_security", "max_query_bytes", "max_params_bytes",
-                "max_response_bytes", "max_db_ratio", "correctness_log2", "noise_width",
-                "poly_lens", "n_max", "security", "query_buckets"):
+                "max_response_bytes", "max_db_ratio", "max_db_bytes", "correctness_log2",
+                "noise_width", "poly_lens", "n_max", "security", "query_buckets"):
         if opts.get(key) is not None:
             kw[key] = opts.pop(key)
         else:
@@ -236,6 +238,9 @@ def binding_constraints(records: int, record_size: int, opts: Options,
     if math.isfinite(opts.max_db_ratio):
         trials.append((f"preprocessed database <= {opts.max_db_ratio:g} bytes per record byte",
                        replace(opts, max_db_ratio=math.inf)))
+    if math.isfinite(opts.max_db_bytes):
+        trials.append((f"preprocessed database <= {opts.max_db_bytes / 1e9:.3g} GB",
+                       replace(opts, max_db_bytes=math.inf)))
     for name, relaxed in trials:
         r = search(records, record_size, relaxed, top=1)
         if r.chosen and r.chosen[0].objective < best * (1 - 1e-9):
@@ -247,7 +252,7 @@ def binding_constraints(records: int, record_size: int, opts: Options,
 def _infeasibility(records: int, record_size: int, opts: Options) -> Infeasibility:
     caps = {attr: getattr(opts, attr)
             for attr in ("max_query_bytes", "max_params_bytes", "max_response_bytes",
-                         "max_db_ratio")
+                         "max_db_ratio", "max_db_bytes")
             if math.isfinite(getattr(opts, attr))}
     return Infeasibility(records, record_size, opts.min_security, opts.correctness_log2, caps)
 

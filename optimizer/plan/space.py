@@ -76,6 +76,7 @@ class Options:
     max_params_bytes: float = math.inf
     max_response_bytes: float = math.inf
     max_db_ratio: float = math.inf  # preprocessed database bytes per record byte (no header)
+    max_db_bytes: float = math.inf  # preprocessed database bytes (its file, header included)
     correctness_log2: float = CORRECTNESS_LOG2
     poly_lens: tuple[int, ...] = (1024, 2048, 4096)
     noise_width: float = 6.4
@@ -102,6 +103,9 @@ class Options:
         if not self.max_db_ratio > 0:  # also rejects NaN
             raise SpiralpirError(f"max_db_ratio must be > 0 (preprocessed database bytes per "
                                  f"record byte), got {self.max_db_ratio!r}")
+        if not self.max_db_bytes > 0:
+            raise SpiralpirError(f"max_db_bytes must be > 0 (preprocessed database bytes), "
+                                 f"got {self.max_db_bytes!r}")
         if self.variant not in VARIANTS:
             raise SpiralpirError(f"variant must be spiral, stream, pack or stream_pack, "
                                  f"got {self.variant!r}")
@@ -215,6 +219,8 @@ def structures(records: int, record_size: int, ring: Ring, options: Options) -> 
                 db_bytes = preprocessed_bytes(inst, rows << nu2, n, d, len(ring.modulus.moduli))
                 if db_bytes - HEADER_BYTES > options.max_db_ratio * records * record_size:
                     continue  # the user's density cap (the file's fixed header aside)
+                if db_bytes > options.max_db_bytes:
+                    continue  # the memory the server may keep it in
                 out.append(Structure(ring, n, pb, nu1, nu2, inst, per, rows))
     return out
 

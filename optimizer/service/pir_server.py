@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from spiralpir.optimizer.errors import SpiralpirError
+from spiralpir.optimizer.models import host_memory
 from spiralpir.optimizer.params import sizes
 from spiralpir.optimizer.params.parameters import Parameters
 from spiralpir.optimizer.service import records as database
@@ -155,6 +156,18 @@ def free_space(path: Path) -> str:
         return "free space unknown"
 
 
+def memory_warning(stored_bytes: int) -> str | None:
+    """A log line when a preprocessed database of `stored_bytes` cannot stay in memory here
+    (models/host_memory.py): the first dimension would read it from disk for every query."""
+    budget = host_memory.database_budget_bytes()
+    if stored_bytes <= budget:
+        return None
+    return (f"warning: the preprocessed database takes {disk_size(stored_bytes)}, more than the "
+            f"{disk_size(budget)} ({host_memory.DATABASE_MEMORY_SHARE:.0%} of this machine's "
+            "memory) it can stay in: queries will read it from disk; generate the build on this "
+            "machine (its plan fits the memory, --max-db-bytes) or serve it on a larger one")
+
+
 class PirServer:
     """One build serving one database, or (``blocks``) a sequence of databases of that build
     answered with one uploaded query each (streaming mode)."""
@@ -191,6 +204,9 @@ class PirServer:
         params = Parameters.from_literal(build.params)
         self._params_hash = params.params_hash()
         self._object_bytes = sizes.preprocessed_db_bytes(params)
+        warning = None if self.streaming else memory_warning(self._object_bytes)
+        if warning is not None:
+            self._log(warning)
         self.blocks: list[Block] = [
             self._load_block(k, recs, Path(pre) if pre is not None else None, progress)
             for k, (recs, pre) in enumerate(blocks)

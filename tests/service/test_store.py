@@ -18,6 +18,7 @@ import pytest
 import store_torture
 from spiralpir.optimizer.build import builder
 from spiralpir.optimizer.errors import SpiralpirError
+from spiralpir.optimizer.models import host_memory
 from spiralpir.optimizer.service import atomic_file, store
 from spiralpir.optimizer.service import records as database
 from spiralpir.optimizer.service.binding import Build, ClientKeys, StorageError
@@ -242,3 +243,21 @@ def test_unwritable_store_is_one_error(tmp_path: Path) -> None:
     with pytest.raises(SpiralpirError, match=r"cannot write the preprocessed database .*store"):
         store.save(tmp_path / "dir.store", tie, _write_object(tie, bytes(100)))
     assert sorted(os.listdir(tmp_path)) == ["dir.store"]
+
+
+
+def test_a_database_beyond_the_memory_budget_is_announced(
+        ci_build: Build, tmp_path: Path, rng: random.Random,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "db.bin"
+    atomic_file.write_bytes(db, _data(ci_build, rng))
+    fits = Run(ci_build, db, tmp_path / "a.pre")
+    assert not [m for m in fits.log if m.startswith("warning:")], fits.log
+    fits.close()
+    monkeypatch.setattr(host_memory, "database_budget_bytes", lambda: 4096)
+    small = Run(ci_build, db, tmp_path / "b.pre")
+    warnings = [m for m in small.log if m.startswith("warning:")]
+    assert len(warnings) == 1 and "read it from disk" in warnings[0], small.log
+    assert "4.1 kB" in warnings[0]
+    small.check(db, rng)  # served all the same
+    small.close()
