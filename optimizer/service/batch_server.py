@@ -28,7 +28,7 @@ from spiralpir.optimizer.models.bucket_layout import BucketLayout, BucketTable
 from spiralpir.optimizer.service import batch_wire, store
 from spiralpir.optimizer.service import records as database
 from spiralpir.optimizer.service.binding import Build, PackedExpansion, PublicParams
-from spiralpir.optimizer.service.pir_server import BadBlock, PirServer, memory_warning
+from spiralpir.optimizer.service.pir_server import BadBlock, PirServer
 
 BATCH_FILE = "batch.json"  # a batch build's layout, next to its params.json
 
@@ -109,9 +109,7 @@ class BatchServer(PirServer):
         # parallel, one runtime thread each, like their answers (each logs a line when done;
         # no progress bars, which would interleave)
         super().__init__(build, blocks=blocks[:1], threads=1, **kwargs)
-        warning = memory_warning(self.bucket_count * self._object_bytes)
-        if warning is not None:
-            self._log(warning)
+        self._announce_memory(self.bucket_count * self._object_bytes)
         self.blocks += list(self._pool.map(
             lambda b: self._load_block(b, blocks[b][0], blocks[b][1], False),
             range(1, self.bucket_count)))

@@ -204,9 +204,8 @@ class PirServer:
         params = Parameters.from_literal(build.params)
         self._params_hash = params.params_hash()
         self._object_bytes = sizes.preprocessed_db_bytes(params)
-        warning = None if self.streaming else memory_warning(self._object_bytes)
-        if warning is not None:
-            self._log(warning)
+        if not self.streaming:
+            self._announce_memory(self._object_bytes)
         self.blocks: list[Block] = [
             self._load_block(k, recs, Path(pre) if pre is not None else None, progress)
             for k, (recs, pre) in enumerate(blocks)
@@ -233,6 +232,11 @@ class PirServer:
         self._clients: OrderedDict[str, PublicParams] = OrderedDict()
         self._fresh: dict[str, float] = {}  # set up, not queried yet: client id -> setup time
         self._lock = threading.Lock()
+
+    def _announce_memory(self, stored_bytes: int) -> None:
+        warning = memory_warning(stored_bytes)
+        if warning is not None:
+            self._log(warning)
 
     def _size_clients(self, max_clients: int | None, client_memory: int) -> None:
         """Measure the messages and one client's memory, then bound the clients kept."""

@@ -15,8 +15,11 @@ import pytest
 import requests
 from service_helpers import DEMO, serve_in_thread
 from spiralpir.optimizer.build import builder
+from spiralpir.optimizer.models import host_memory
 from spiralpir.optimizer.models.bucket_layout import BucketLayout
 from spiralpir.optimizer.models.placement_bound import log2_failure_bound, min_buckets
+from spiralpir.optimizer.params import sizes
+from spiralpir.optimizer.params.parameters import Parameters
 from spiralpir.optimizer.service import batch_wire
 from spiralpir.optimizer.service import records as database
 from spiralpir.optimizer.service.batch_server import BatchServer
@@ -219,3 +222,18 @@ def test_batch_bench_reports_checked_figures(ci_build: Build, rng: random.Random
         (r["batch_request_bytes"] + r["batch_response_bytes"]) / 8)
     assert set(r["batch_stage_seconds"]) == {"expansion", "conversion", "first_dimension",
                                              "folding", "modswitch"}
+
+
+def test_buckets_beyond_the_memory_budget_are_announced_once(
+        ci_build: Build, rng: random.Random, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The budget holds for all buckets together: under one bucket's bytes times the count,
+    one warning; over it, none."""
+    lay = make_layout(rng, 200, 2, 3)
+    recs = database.Records(bytearray(rng.randbytes(200 * RS)), 200, RS, "random", "binary")
+    one = sizes.preprocessed_db_bytes(Parameters.from_literal(ci_build.params))
+    for budget, expected in ((3 * one, 0), (3 * one - 1, 1)):
+        monkeypatch.setattr(host_memory, "database_budget_bytes", lambda b=budget: b)
+        log: list[str] = []
+        srv = BatchServer(ci_build, lay, recs, threads=1, progress=False, log=log.append)
+        srv.close()
+        assert len([m for m in log if m.startswith("warning:")]) == expected, (budget, log)
