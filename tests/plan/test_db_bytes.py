@@ -16,7 +16,6 @@ from spiralpir.optimizer.cli import plan_options
 from spiralpir.optimizer.cli.cmd_plan import plan as plan_cmd
 from spiralpir.optimizer.cli.main import message
 from spiralpir.optimizer.errors import SpiralpirError
-from spiralpir.optimizer.models.host_memory import database_budget_bytes
 from spiralpir.optimizer.models.noise import CORRECTNESS_LOG2, log2_failure
 from spiralpir.optimizer.params.parameters import Parameters
 from spiralpir.optimizer.params.sizes import Sizes
@@ -75,10 +74,14 @@ def _cli_stored(args: list[str]) -> int:
 
 
 def test_cli_default_is_this_machines_budget(monkeypatch: pytest.MonkeyPatch) -> None:
-    budget = int(0.7 * _cli_stored(["--max-db-bytes", "none"]))
+    free = _cli_stored(["--max-db-bytes", "none"])
+    budget = int(0.7 * free)
     monkeypatch.setattr(plan_options, "database_budget_bytes", lambda: budget)
     assert _cli_stored([]) <= budget
-    assert _cli_stored(["--max-db-bytes", f"{budget // 2**20}MiB"]) <= budget
+    assert _cli_stored(["--max-db-bytes", "none"]) == free  # 'none' lifts the default
+    monkeypatch.setattr(plan_options, "database_budget_bytes", lambda: 2 * free)
+    assert _cli_stored([]) == free
+    assert _cli_stored(["--max-db-bytes", f"{budget // 2**20}MiB"]) <= budget  # given: binds
 
 
 def test_cli_names_the_budget_when_nothing_fits() -> None:
@@ -90,7 +93,3 @@ def test_cli_names_the_budget_when_nothing_fits() -> None:
     bad = CliRunner().invoke(plan_cmd, ["--records", "2^10", "--record-size", "32",
                                         "--max-db-bytes", "lots"])
     assert isinstance(bad.exception, SpiralpirError) and "--max-db-bytes" in str(bad.exception)
-
-
-def test_budget_is_most_of_the_usable_memory() -> None:
-    assert 0 < database_budget_bytes() < 2**50

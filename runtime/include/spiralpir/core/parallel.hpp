@@ -63,9 +63,9 @@ struct CriticalPath {
   }
 };
 
-/// Waits up to `budget` for ready() to hold without sleeping (the caller then checks it again). A query
-/// runs dozens of short jobs back to back; parking a thread on a condition variable and waking it
-/// again costs about 20 µs per job on a 2-vCPU VM, longer than some of the jobs.
+/// Waits up to `budget` for ready() to hold without sleeping (the caller then checks it again).
+/// A query runs dozens of short jobs back to back; parking a thread on a condition variable and
+/// waking it again costs about 20 µs per job on a 2-vCPU VM, longer than some of the jobs.
 template <class Ready>
 void spin_until(Ready&& ready, std::chrono::microseconds budget) {
   const auto deadline = std::chrono::steady_clock::now() + budget;
