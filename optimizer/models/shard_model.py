@@ -30,7 +30,6 @@ from spiralpir.optimizer.params import sizes
 from spiralpir.optimizer.params.parameters import Parameters
 
 HEADER_BYTES = 32
-MEMORY_HEADROOM = DATABASE_MEMORY_SHARE  # share of a machine's memory a shard's database may take
 
 
 @dataclass(frozen=True)
@@ -170,7 +169,7 @@ def estimate(p: Parameters, bits: int, machines: int, machine: Machine, profile:
     link = max(replicas, 1) * bw / (out_b + in_b + client_bytes)
     throughput = min(replicas / per_query if per_query > 0 else math.inf, link) if replicas else 0.0
     return ShardEstimate(bits, machines, replicas, shard_db,
-                         shard_db <= MEMORY_HEADROOM * machine.memory_bytes and replicas >= 1,
+                         shard_db <= DATABASE_MEMORY_SHARE * machine.memory_bytes and replicas >= 1,
                          shard_s, coord_s, transfer, shard_s + coord_s + transfer, throughput,
                          out_b, in_b, out_b, n * converted_query_bytes(p) if bits else 0, shard)
 

@@ -100,12 +100,10 @@ class Options:
             raise SpiralpirError(f"--blocks applies to --objective stream only (the one-time "
                                  f"part it amortises is not separated under --objective "
                                  f"{self.objective})")
-        if not self.max_db_ratio > 0:  # also rejects NaN
-            raise SpiralpirError(f"max_db_ratio must be > 0 (preprocessed database bytes per "
-                                 f"record byte), got {self.max_db_ratio!r}")
-        if not self.max_db_bytes > 0:
-            raise SpiralpirError(f"max_db_bytes must be > 0 (preprocessed database bytes), "
-                                 f"got {self.max_db_bytes!r}")
+        for cap, unit in (("max_db_ratio", "preprocessed database bytes per record byte"),
+                          ("max_db_bytes", "preprocessed database bytes")):
+            if not getattr(self, cap) > 0:  # also rejects NaN
+                raise SpiralpirError(f"{cap} must be > 0 ({unit}), got {getattr(self, cap)!r}")
         if self.variant not in VARIANTS:
             raise SpiralpirError(f"variant must be spiral, stream, pack or stream_pack, "
                                  f"got {self.variant!r}")
